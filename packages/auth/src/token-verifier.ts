@@ -1,0 +1,154 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  errors as joseErrors,
+  jwtVerify,
+} from 'jose';
+
+/** Asymmetric algorithms only: `none` and HMAC are never accepted (decisions §6). */
+export const ALLOWED_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+export const CLOCK_TOLERANCE_SECONDS = 60;
+export const DEFAULT_SCOPES = ['svc:read', 'svc:observe'] as const;
+
+export interface IssuerConfig {
+  issuer: string;
+  audience: string;
+  /** Remote JWKS (cached and refreshed by jose on unknown kid) ... */
+  jwksUri?: string | undefined;
+  /** ... or a local key set (the dev issuer). */
+  jwks?: JSONWebKeySet | undefined;
+}
+
+export type TokenKind = 'session' | 'oauth';
+
+export interface VerifiedToken {
+  kind: TokenKind;
+  issuer: string;
+  subject: string;
+  /** OAuth scopes from the token; null for sessions, which are not scope-limited. */
+  scopes: string[] | null;
+}
+
+/** The token was missing, malformed, forged, expired or from an unknown issuer. */
+export class InvalidTokenError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'InvalidTokenError';
+  }
+}
+
+/** The identity provider's key set could not be fetched: not the caller's fault. */
+export class KeySetUnavailableError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'KeySetUnavailableError';
+  }
+}
+
+interface Verifier {
+  kind: TokenKind;
+  config: IssuerConfig;
+  keys: JWTVerifyGetKey;
+}
+
+function keySetOf(config: IssuerConfig): JWTVerifyGetKey {
+  if (config.jwks) return createLocalJWKSet(config.jwks);
+  if (config.jwksUri)
+    return createRemoteJWKSet(new URL(config.jwksUri), { cooldownDuration: 5000, timeoutDuration: 5000 });
+  throw new Error(`issuer ${config.issuer} has neither jwksUri nor jwks`);
+}
+
+function decodeSegment(segment: string | undefined): Record<string, unknown> | null {
+  if (!segment) return null;
+  try {
+    const value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Verifies bearer tokens of the human-session issuers and the OAuth authorization server.
+ * The issuer is read from the unverified payload only to pick the key set; the signature,
+ * issuer, audience, expiry and type are then verified against that issuer's own rules.
+ */
+export class TokenVerifier {
+  private readonly verifiers: Verifier[];
+
+  constructor(options: { sessions?: IssuerConfig[]; oauth?: IssuerConfig | undefined }) {
+    this.verifiers = [
+      ...(options.sessions ?? []).map((config) => ({ kind: 'session' as const, config, keys: keySetOf(config) })),
+      ...(options.oauth ? [{ kind: 'oauth' as const, config: options.oauth, keys: keySetOf(options.oauth) }] : []),
+    ];
+  }
+
+  async verify(token: string): Promise<VerifiedToken> {
+    const parts = token.split('.');
+    if (parts.length !== 3) throw new InvalidTokenError('not a compact JWS');
+    const header = decodeSegment(parts[0]);
+    const payload = decodeSegment(parts[1]);
+    if (!header || !payload) throw new InvalidTokenError('undecodable token');
+    if (typeof header.alg !== 'string' || !ALLOWED_ALGORITHMS.includes(header.alg)) {
+      throw new InvalidTokenError('algorithm not allowed');
+    }
+    // Keys come only from the configured JWKS, never from the token itself.
+    if ('jwk' in header || 'jku' in header || 'x5u' in header || 'x5c' in header) {
+      throw new InvalidTokenError('embedded key material');
+    }
+    const isAccessToken = typeof header.typ === 'string' && header.typ.toLowerCase() === 'at+jwt';
+    const kind: TokenKind = isAccessToken ? 'oauth' : 'session';
+    const verifier = this.verifiers.find((v) => v.kind === kind && v.config.issuer === payload.iss);
+    if (!verifier) throw new InvalidTokenError('unknown issuer for this token type');
+
+    let verified: JWTPayload;
+    try {
+      const result = await jwtVerify(token, verifier.keys, {
+        issuer: verifier.config.issuer,
+        audience: verifier.config.audience,
+        algorithms: ALLOWED_ALGORITHMS,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ['exp', 'sub'],
+        ...(kind === 'oauth' ? { typ: 'at+jwt' } : {}),
+      });
+      verified = result.payload;
+    } catch (error) {
+      if (error instanceof joseErrors.JWKSTimeout || isFetchFailure(error)) {
+        throw new KeySetUnavailableError((error as Error).message);
+      }
+      throw new InvalidTokenError((error as Error).message ?? 'verification failed');
+    }
+    const subject = verified.sub;
+    if (typeof subject !== 'string' || subject.length === 0 || subject.length > 1024 || !subject.isWellFormed()) {
+      throw new InvalidTokenError('bad subject');
+    }
+    return { kind, issuer: verifier.config.issuer, subject, scopes: kind === 'oauth' ? scopesOf(verified) : null };
+  }
+}
+
+function isFetchFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  // jose rethrows network errors of the JWKS fetch as-is (TypeError: fetch failed), and
+  // answers JOSEError 'JWKSInvalid' or a plain Error on a non-200 status.
+  return (
+    (error.name === 'TypeError' && /fetch failed/i.test(error.message)) ||
+    /Expected 200 OK from the JSON Web Key Set HTTP response/i.test(error.message)
+  );
+}
+
+function scopesOf(payload: JWTPayload): string[] {
+  const scope = payload.scope;
+  if (scope === undefined) return [...DEFAULT_SCOPES];
+  if (typeof scope !== 'string') return [];
+  return scope.split(' ').filter(Boolean);
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function parseBearer(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(header);
+  return match?.[1] ?? null;
+}

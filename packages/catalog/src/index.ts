@@ -1,0 +1,6 @@
+export * from './errors';
+export * from './limits';
+export * from './operation';
+export * from './operations';
+export * from './primitives';
+export * from './resources';

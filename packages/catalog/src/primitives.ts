@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/** The largest integer a JSON client can round-trip exactly (2^53 - 1). */
+export const MAX_SAFE_INTEGER = 9007199254740991;
+
+export const CAPABILITIES = ['read', 'observe', 'verify', 'correct', 'forget', 'admin'] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export const MEMORY_KINDS = ['claim', 'episode', 'procedure'] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+/** Lengths in the spec count characters, i.e. Unicode code points, as JSON Schema does. */
+export function codePointLength(value: string): number {
+  let count = 0;
+  for (const _ of value) count += 1;
+  return count;
+}
+
+/**
+ * A string of `min`..`max` code points with no unpaired UTF-16 surrogate. The JSON Schema
+ * keywords are attached as metadata because JSON Schema also counts code points.
+ */
+export function boundedText(min: number, max: number) {
+  return z
+    .string()
+    .refine((value) => value.isWellFormed(), { message: 'unpaired surrogate' })
+    .refine(
+      (value) => {
+        // Cheap bounds first: UTF-16 length is between the code point count and twice it.
+        if (value.length < min || value.length > max * 2) return false;
+        const n = codePointLength(value);
+        return n >= min && n <= max;
+      },
+      { message: `length must be ${min}-${max} characters` },
+    )
+    .meta({ minLength: min, maxLength: max });
+}
+
+export const idSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/);
+
+export const workspaceIdSchema = idSchema.regex(/^ws_/);
+
+export const timestampSchema = z.number().meta({ description: 'finite UTC Unix seconds, fractions allowed' });
+
+export const sha256Schema = z.string().regex(/^[a-f0-9]{64}$/);
+
+export const cursorSchema = z.string().min(1).max(512);
+
+export const capabilitySchema = z.enum(CAPABILITIES);
+
+export const memoryKindSchema = z.enum(MEMORY_KINDS);
+
+export const nameSchema = boundedText(1, 160);
+
+export const sequenceSchema = z.int().min(0).max(MAX_SAFE_INTEGER);
+
+export const generationSchema = z.int().min(1).max(MAX_SAFE_INTEGER);
+
+export const commitSchema = z.strictObject({
+  sequence: sequenceSchema,
+  recorded_at: timestampSchema,
+});
+
+export const pageLimitSchema = z.int().min(1).max(100).default(50);

@@ -1,0 +1,30 @@
+import type { CommitStamp, Stores } from '@tms/ledger';
+import type { WorkspaceAccess } from './access';
+import type { Caller } from './caller';
+import type { CursorCodec } from './cursor';
+import { DomainError } from './errors';
+
+/** What an operation handler gets besides its validated input. */
+export interface HandlerContext {
+  caller: Caller;
+  requestId: string;
+  /** The database, or the open write transaction for mutations. */
+  stores: Stores;
+  cursors: CursorCodec;
+  /** The `X-Service-Workspace` header as sent (directory operations may use it). */
+  selectedWorkspaceId: string | null;
+  /** Present for operations scoped to a workspace. */
+  access: WorkspaceAccess | null;
+  /**
+   * Allocate this write's commit (sequence and recorded_at) and record it. Call it late:
+   * the workspace head stays locked until the transaction ends.
+   */
+  commit(workspaceId: string, subjectIds: string[]): Promise<CommitStamp>;
+  /** The server's now for reads of this workspace: never before its last commit. */
+  now(): Promise<number>;
+}
+
+export function requireAccess(ctx: HandlerContext): WorkspaceAccess {
+  if (!ctx.access) throw new DomainError('internal', 'operation needs a workspace');
+  return ctx.access;
+}

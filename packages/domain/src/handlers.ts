@@ -1,0 +1,31 @@
+import type { Operation, OperationInput, OperationName } from '@tms/catalog';
+import type { HandlerContext } from './context';
+import { createEvidence, getEvidence, verifyEvidence } from './services/evidence';
+import { getMe } from './services/me';
+import { createMemory, getMemory, memoryHistory } from './services/memories';
+import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
+import { createWorkspace, listWorkspaces, putMembers } from './services/workspaces';
+
+type HandlerOf<Name extends OperationName> = (
+  input: OperationInput<Extract<Operation, { name: Name }>>,
+  ctx: HandlerContext,
+) => Promise<object>;
+
+/** One handler per catalog operation; the compiler checks that none is missing. */
+export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
+  'workspaces.list': listWorkspaces,
+  'workspaces.create': createWorkspace,
+  'workspaces.members.put': putMembers,
+  'me.get': getMe,
+  'namespaces.list': listNamespaces,
+  'namespaces.create': createNamespace,
+  'namespaces.get': getNamespace,
+  'namespaces.update': updateNamespace,
+  'namespaces.grants.put': putGrants,
+  'evidence.create': createEvidence,
+  'evidence.get': getEvidence,
+  'evidence.verify': verifyEvidence,
+  'memories.create': createMemory,
+  'memories.get': getMemory,
+  'memories.history': memoryHistory,
+};

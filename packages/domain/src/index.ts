@@ -1,0 +1,3 @@
+export type { Caller } from './caller';
+export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
+export { DomainError, isDatabaseUnavailable } from './errors';

@@ -1,0 +1,104 @@
+import crypto from 'node:crypto';
+import type { Evidence, Namespace, Revision, Verification, Workspace } from '@tms/catalog';
+import {
+  type CommitStamp,
+  decodePathKey,
+  type EvidenceRow,
+  type NamespaceRow,
+  type RevisionRow,
+  type VerificationRow,
+  type WorkspaceRow,
+} from '@tms/ledger';
+
+/** Row-to-resource mappers: the one place that decides what a client sees of a row. */
+
+export const sha256Hex = (data: string | Uint8Array) =>
+  crypto
+    .createHash('sha256')
+    .update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
+    .digest('hex');
+
+export const presentCommit = (stamp: CommitStamp) => ({ sequence: stamp.sequence, recorded_at: stamp.recordedAt });
+
+export const presentWorkspace = (row: WorkspaceRow): Workspace => ({
+  id: row.id,
+  name: row.name,
+  created_at: row.createdAt,
+});
+
+export const presentNamespace = (row: NamespaceRow): Namespace => ({
+  id: row.id,
+  workspace_id: row.workspaceId,
+  parent_id: row.parentId,
+  name: row.name,
+  display_path: decodePathKey(row.pathKey),
+  created_at: row.createdAt,
+  updated_at: row.updatedAt,
+});
+
+export function presentEvidence(row: EvidenceRow): Evidence {
+  if (row.excerpt === null) throw new Error(`evidence ${row.id} is purged and must not be presented`);
+  return {
+    id: row.id,
+    namespace_id: row.namespaceId,
+    source_locator: row.sourceLocator,
+    content_root_sha256: row.contentRootSha256,
+    excerpt: row.excerpt,
+    excerpt_sha256: row.excerptSha256,
+    recorder_actor_id: row.recorderActorId,
+    recorded_at: row.recordedAt,
+  };
+}
+
+export const presentVerification = (row: VerificationRow): Verification => ({
+  id: row.id,
+  evidence_id: row.evidenceId,
+  content_root_sha256: row.contentRootSha256,
+  excerpt_sha256: row.excerptSha256,
+  verdict: row.verdict,
+  verifier_actor_id: row.verifierActorId,
+  recorded_at: row.recordedAt,
+});
+
+/**
+ * A revision as known at `knownAt`: a supersession or invalidation recorded later is not
+ * shown yet (decisions §2).
+ */
+export function presentRevision(row: RevisionRow, knownAt: number = Number.POSITIVE_INFINITY): Revision {
+  if (row.text === null) throw new Error(`revision ${row.id} is purged and must not be presented`);
+  const attested = row.attestationId !== null && (row.attestationRecordedAt ?? Number.POSITIVE_INFINITY) <= knownAt;
+  const invalidated = row.invalidatedAt !== null && row.invalidatedAt <= knownAt;
+  return {
+    id: row.id,
+    memory_id: row.memoryId,
+    namespace_id: row.namespaceId,
+    kind: row.kind,
+    generation: row.generation,
+    text: row.text,
+    status: row.status,
+    valid_from: row.validFrom,
+    valid_to: row.validTo,
+    recorded_at: row.recordedAt,
+    recorded_until: row.recordedUntil !== null && row.recordedUntil <= knownAt ? row.recordedUntil : null,
+    evidence_ids: row.evidenceIds,
+    support_revision_ids: row.supportRevisionIds,
+    attestation: attested
+      ? {
+          id: row.attestationId as string,
+          claim_text: row.text,
+          claim_sha256: row.claimSha256 as string,
+          evidence_ids: row.attestationEvidenceIds ?? [],
+          verification_ids: row.attestationVerificationIds ?? [],
+          verifier_actor_id: row.attestationVerifierActorId as string,
+          recorded_at: row.attestationRecordedAt as number,
+        }
+      : null,
+    invalidation: invalidated
+      ? {
+          recorded_at: row.invalidatedAt as number,
+          cause_revision_id: row.invalidationCauseRevisionId as string,
+          reason: row.invalidationReason as 'support_corrected' | 'support_deleted',
+        }
+      : null,
+  };
+}

@@ -1,0 +1,106 @@
+import {
+  type evidenceCreate,
+  type evidenceGet,
+  type evidenceVerify,
+  MAX_REFERENCES,
+  type OperationInput,
+  type OperationOutput,
+} from '@tms/catalog';
+import { type EvidenceRow, newId } from '@tms/ledger';
+import { type HandlerContext, requireAccess } from '../context';
+import { DomainError } from '../errors';
+import { presentCommit, presentEvidence, presentVerification, sha256Hex } from '../present';
+
+export async function createEvidence(
+  input: OperationInput<typeof evidenceCreate>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof evidenceCreate>> {
+  const access = requireAccess(ctx);
+  const namespace = await access.requireById(input.namespace_id, 'observe');
+  const excerptSha256 = sha256Hex(input.excerpt);
+  if (input.content_root_sha256 !== excerptSha256) {
+    throw new DomainError('invalid_input', 'content_root_sha256 is not the SHA-256 of the excerpt');
+  }
+  const existing = await ctx.stores.evidence.findByHash(access.workspaceId, namespace.id, excerptSha256);
+  if (existing && existing.excerpt !== null) {
+    return {
+      evidence: presentEvidence(existing),
+      commit: { sequence: existing.commitSequence, recorded_at: existing.recordedAt },
+    };
+  }
+  const id = newId('ev');
+  const stamp = await ctx.commit(access.workspaceId, [id]);
+  const row: EvidenceRow = {
+    workspaceId: access.workspaceId,
+    id,
+    namespaceId: namespace.id,
+    sourceLocator: input.source_locator,
+    contentRootSha256: input.content_root_sha256,
+    excerpt: input.excerpt,
+    excerptSha256,
+    recorderActorId: ctx.caller.actorId,
+    recordedAt: stamp.recordedAt,
+    commitSequence: stamp.sequence,
+    purgedAt: null,
+  };
+  await ctx.stores.evidence.insert(row);
+  return { evidence: presentEvidence(row), commit: presentCommit(stamp) };
+}
+
+/** Evidence the caller holds `capability` on; absent, purged and unreadable are one `not_found`. */
+async function authorizedEvidence(ctx: HandlerContext, id: string, capability: 'read' | 'verify') {
+  const access = requireAccess(ctx);
+  const row = await ctx.stores.evidence.get(access.workspaceId, id);
+  if (!row || row.excerpt === null) throw new DomainError('not_found');
+  await access.requireById(row.namespaceId, capability);
+  return row;
+}
+
+export async function getEvidence(
+  input: OperationInput<typeof evidenceGet>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof evidenceGet>> {
+  const row = await authorizedEvidence(ctx, input.id, 'read');
+  const scope = `evidence.get:${row.workspaceId}:${row.id}`;
+  const after = ctx.cursors.decode<{ r: number; i: string }>(scope, input.cursor);
+  const page = await ctx.stores.evidence.verificationsPage(row.workspaceId, row.id, {
+    knownAt: Number.POSITIVE_INFINITY,
+    after: after && { recordedAt: after.r, id: after.i },
+    limit: MAX_REFERENCES + 1,
+  });
+  const shown = page.slice(0, MAX_REFERENCES);
+  const last = shown.at(-1);
+  return {
+    evidence: presentEvidence(row),
+    verifications: shown.map(presentVerification),
+    next_cursor:
+      page.length > MAX_REFERENCES && last ? ctx.cursors.encode(scope, { r: last.recordedAt, i: last.id }) : null,
+  };
+}
+
+export async function verifyEvidence(
+  input: OperationInput<typeof evidenceVerify>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof evidenceVerify>> {
+  const row = await authorizedEvidence(ctx, input.id, 'verify');
+  if (
+    input.expected_content_root_sha256 !== row.contentRootSha256 ||
+    input.expected_excerpt_sha256 !== row.excerptSha256
+  ) {
+    throw new DomainError('conflict', 'expected hashes differ from the ledger');
+  }
+  const id = newId('vf');
+  const stamp = await ctx.commit(row.workspaceId, [id]);
+  const verification = {
+    workspaceId: row.workspaceId,
+    id,
+    evidenceId: row.id,
+    contentRootSha256: row.contentRootSha256,
+    excerptSha256: row.excerptSha256,
+    verdict: input.verdict,
+    verifierActorId: ctx.caller.actorId,
+    recordedAt: stamp.recordedAt,
+  };
+  await ctx.stores.evidence.insertVerification(verification);
+  return { verification: presentVerification(verification), commit: presentCommit(stamp) };
+}

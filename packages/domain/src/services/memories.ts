@@ -1,0 +1,195 @@
+import {
+  MAX_REFERENCES,
+  type Memory,
+  type MemoryView,
+  type memoriesCreate,
+  type memoriesGet,
+  type memoriesHistory,
+  type OperationInput,
+  type OperationOutput,
+} from '@tms/catalog';
+import { type MemoryRow, newId, type RevisionRow } from '@tms/ledger';
+import type { WorkspaceAccess } from '../access';
+import { type HandlerContext, requireAccess } from '../context';
+import { DomainError } from '../errors';
+import { presentCommit, presentEvidence, presentRevision, presentVerification, sha256Hex } from '../present';
+import { currentRevision, isValidAt } from '../temporal';
+
+/** Evidence cited by a new revision: each must exist, be unpurged and be readable. */
+async function citedEvidence(access: WorkspaceAccess, ids: readonly string[]) {
+  const rows = await access.stores.evidence.getMany(access.workspaceId, ids);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const id of ids) {
+    const row = byId.get(id);
+    if (!row || row.excerpt === null) throw new DomainError('not_found', `evidence ${id}`);
+    const namespace = await access.namespace(row.namespaceId);
+    if (!namespace || !(await access.canRead(namespace))) throw new DomainError('not_found', `evidence ${id}`);
+  }
+  return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
+}
+
+/** Supporting revisions: readable, unpurged, and still current (not superseded). */
+async function citedRevisions(access: WorkspaceAccess, ids: readonly string[]) {
+  const rows = await access.stores.memories.getRevisions(access.workspaceId, ids);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const id of ids) {
+    const row = byId.get(id);
+    if (!row || row.text === null) throw new DomainError('not_found', `revision ${id}`);
+    const namespace = await access.namespace(row.namespaceId);
+    if (!namespace || !(await access.canRead(namespace))) throw new DomainError('not_found', `revision ${id}`);
+    if (row.recordedUntil !== null) throw new DomainError('conflict', `revision ${id} is no longer current`);
+  }
+}
+
+/**
+ * The attestation a new revision earns at creation: the caller holds `verify`, it cites
+ * evidence, and every cited item has a `verified` verification and no `rejected` one. It
+ * names, per evidence item, its latest `verified` verification.
+ */
+async function attestationFor(
+  access: WorkspaceAccess,
+  namespaceCapabilities: Set<string>,
+  evidenceIds: readonly string[],
+) {
+  if (!namespaceCapabilities.has('verify') || evidenceIds.length === 0) return null;
+  const verifications = await access.stores.evidence.verificationsOf(
+    access.workspaceId,
+    evidenceIds,
+    Number.POSITIVE_INFINITY,
+  );
+  const latestVerified = new Map<string, string>();
+  for (const v of verifications) {
+    if (v.verdict === 'rejected') return null;
+    latestVerified.set(v.evidenceId, v.id);
+  }
+  const verificationIds = evidenceIds.map((id) => latestVerified.get(id));
+  if (verificationIds.some((id) => id === undefined)) return null;
+  return { evidenceIds: [...evidenceIds], verificationIds: verificationIds as string[] };
+}
+
+export async function createMemory(
+  input: OperationInput<typeof memoriesCreate>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof memoriesCreate>> {
+  const access = requireAccess(ctx);
+  const namespace = await access.requireById(input.namespace_id, 'observe');
+  await citedEvidence(access, input.evidence_ids);
+  await citedRevisions(access, input.support_revision_ids);
+  const attestation = await attestationFor(access, await access.capabilitiesOn(namespace), input.evidence_ids);
+
+  const memoryId = newId('mem');
+  const revisionId = newId('rev');
+  const stamp = await ctx.commit(access.workspaceId, [memoryId, revisionId]);
+  const memory: MemoryRow = {
+    workspaceId: access.workspaceId,
+    id: memoryId,
+    namespaceId: namespace.id,
+    kind: input.kind,
+    generation: 1,
+    createdAt: stamp.recordedAt,
+  };
+  const revision: RevisionRow = {
+    workspaceId: access.workspaceId,
+    id: revisionId,
+    memoryId,
+    namespaceId: namespace.id,
+    kind: input.kind,
+    generation: 1,
+    text: input.text,
+    status: attestation ? 'asserted' : 'candidate',
+    validFrom: input.valid_from,
+    validTo: input.valid_to,
+    recordedAt: stamp.recordedAt,
+    recordedUntil: null,
+    commitSequence: stamp.sequence,
+    evidenceIds: input.evidence_ids,
+    supportRevisionIds: input.support_revision_ids,
+    attestationId: attestation ? newId('att') : null,
+    claimSha256: attestation ? sha256Hex(input.text) : null,
+    attestationEvidenceIds: attestation?.evidenceIds ?? null,
+    attestationVerificationIds: attestation?.verificationIds ?? null,
+    attestationVerifierActorId: attestation ? ctx.caller.actorId : null,
+    attestationRecordedAt: attestation ? stamp.recordedAt : null,
+    invalidatedAt: null,
+    invalidationCauseRevisionId: null,
+    invalidationReason: null,
+    purgedAt: null,
+  };
+  await ctx.stores.memories.insert(memory, revision);
+  return {
+    memory: presentMemory(memory, revision.generation),
+    revision: presentRevision(revision),
+    commit: presentCommit(stamp),
+  };
+}
+
+function presentMemory(row: MemoryRow, generation: number): Memory {
+  return { id: row.id, namespace_id: row.namespaceId, kind: row.kind, generation };
+}
+
+/** The memory and its namespace if the caller may read it; absent or unreadable is `not_found`. */
+async function readableMemory(ctx: HandlerContext, id: string) {
+  const access = requireAccess(ctx);
+  const memory = await ctx.stores.memories.get(access.workspaceId, id);
+  if (!memory) throw new DomainError('not_found');
+  await access.requireById(memory.namespaceId, 'read');
+  return { access, memory };
+}
+
+export async function getMemory(
+  input: OperationInput<typeof memoriesGet>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof memoriesGet>> {
+  const { access, memory } = await readableMemory(ctx, input.id);
+  const now = input.known_at === undefined || input.as_of === undefined ? await ctx.now() : 0;
+  const knownAt = input.known_at ?? now;
+  const asOf = input.as_of ?? now;
+  const known = await ctx.stores.memories.revisionsKnownAt(access.workspaceId, memory.id, { knownAt });
+  const revision = currentRevision(known, knownAt);
+  if (!revision || revision.text === null || !isValidAt(revision, asOf)) throw new DomainError('not_found');
+  const view: MemoryView = {
+    memory: presentMemory(memory, known[0]?.generation ?? revision.generation),
+    revision: presentRevision(revision, knownAt),
+    evidence: [],
+    verifications: [],
+    stale: revision.invalidatedAt !== null && revision.invalidatedAt <= knownAt,
+  };
+  if (input.include_evidence) {
+    const rows = await ctx.stores.evidence.getMany(access.workspaceId, revision.evidenceIds);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const readable = await access.readableAmong(rows.map((r) => r.namespaceId));
+    const shown = revision.evidenceIds
+      .map((id) => byId.get(id))
+      .filter((r) => r !== undefined && r.excerpt !== null && r.recordedAt <= knownAt && readable.has(r.namespaceId));
+    view.evidence = shown.map((r) => presentEvidence(r as NonNullable<typeof r>));
+    const verifications = await ctx.stores.evidence.verificationsOf(
+      access.workspaceId,
+      view.evidence.map((e) => e.id),
+      knownAt,
+    );
+    view.verifications = verifications.slice(-MAX_REFERENCES).reverse().map(presentVerification);
+  }
+  return { view, as_of: asOf, known_at: knownAt };
+}
+
+export async function memoryHistory(
+  input: OperationInput<typeof memoriesHistory>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof memoriesHistory>> {
+  const { access, memory } = await readableMemory(ctx, input.id);
+  const knownAt = input.known_at ?? (await ctx.now());
+  const scope = `memories.history:${access.workspaceId}:${memory.id}:${knownAt}`;
+  const after = ctx.cursors.decode<{ g: number }>(scope, input.cursor);
+  const rows = await ctx.stores.memories.revisionsKnownAt(access.workspaceId, memory.id, {
+    knownAt,
+    beforeGeneration: after?.g,
+    limit: input.limit + 1,
+  });
+  if (!after && rows.length === 0) throw new DomainError('not_found', 'memory not yet known');
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return {
+    revisions: page.filter((r) => r.text !== null).map((r) => presentRevision(r, knownAt)),
+    next_cursor: rows.length > input.limit && last ? ctx.cursors.encode(scope, { g: last.generation }) : null,
+  };
+}

@@ -1,0 +1,155 @@
+import {
+  type Capability,
+  MAX_NAMESPACE_DEPTH,
+  type namespacesCreate,
+  type namespacesGet,
+  type namespacesGrantsPut,
+  type namespacesList,
+  type namespacesUpdate,
+  type OperationInput,
+  type OperationOutput,
+} from '@tms/catalog';
+import { decodePathKey, encodePathKey, type GrantRow, newId } from '@tms/ledger';
+import { type HandlerContext, requireAccess } from '../context';
+import { DomainError } from '../errors';
+import { presentCommit, presentNamespace } from '../present';
+
+export async function listNamespaces(
+  input: OperationInput<typeof namespacesList>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof namespacesList>> {
+  const access = requireAccess(ctx);
+  if (input.parent_id !== undefined) await access.requireById(input.parent_id, 'read');
+  const scope = `namespaces.list:${access.workspaceId}:${input.parent_id ?? ''}`;
+  const after = ctx.cursors.decode<{ k: string; i: string }>(scope, input.cursor);
+  const rows = await ctx.stores.namespaces.list(access.workspaceId, {
+    parentId: input.parent_id,
+    visibility: await access.readableVisibility(),
+    after: after && { pathKey: Buffer.from(after.k, 'base64url'), id: after.i },
+    limit: input.limit + 1,
+  });
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return {
+    namespaces: page.map(presentNamespace),
+    next_cursor:
+      rows.length > input.limit && last
+        ? ctx.cursors.encode(scope, { k: last.pathKey.toString('base64url'), i: last.id })
+        : null,
+  };
+}
+
+export async function createNamespace(
+  input: OperationInput<typeof namespacesCreate>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof namespacesCreate>> {
+  const access = requireAccess(ctx);
+  let ancestorIds: string[] = [];
+  let parentPath: string[] = [];
+  if (input.parent_id === null) {
+    if (!access.isAdmin) throw new DomainError('forbidden', 'root namespaces need a workspace admin');
+  } else {
+    const parent = await access.requireById(input.parent_id, 'admin');
+    ancestorIds = [...parent.ancestorIds, parent.id];
+    parentPath = decodePathKey(parent.pathKey);
+  }
+  if (ancestorIds.length + 1 > MAX_NAMESPACE_DEPTH) throw new DomainError('invalid_input', 'namespace too deep');
+  const id = newId('ns');
+  const stamp = await ctx.commit(access.workspaceId, [id]);
+  const row = {
+    workspaceId: access.workspaceId,
+    id,
+    parentId: input.parent_id,
+    name: input.name,
+    ancestorIds,
+    pathKey: encodePathKey([...parentPath, input.name]),
+    createdAt: stamp.recordedAt,
+    updatedAt: stamp.recordedAt,
+  };
+  await ctx.stores.namespaces.insert(row);
+  return { namespace: presentNamespace(row), commit: presentCommit(stamp) };
+}
+
+export async function getNamespace(
+  input: OperationInput<typeof namespacesGet>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof namespacesGet>> {
+  const namespace = await requireAccess(ctx).requireById(input.id, 'read');
+  return { namespace: presentNamespace(namespace) };
+}
+
+export async function updateNamespace(
+  input: OperationInput<typeof namespacesUpdate>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof namespacesUpdate>> {
+  const access = requireAccess(ctx);
+  const namespace = await access.requireById(input.id, 'admin');
+  const path = decodePathKey(namespace.pathKey);
+  const newKey = encodePathKey([...path.slice(0, -1), input.name]);
+  const stamp = await ctx.commit(access.workspaceId, [namespace.id]);
+  await ctx.stores.namespaces.rename(
+    access.workspaceId,
+    namespace.id,
+    input.name,
+    namespace.pathKey,
+    newKey,
+    stamp.recordedAt,
+  );
+  const updated = { ...namespace, name: input.name, pathKey: newKey, updatedAt: stamp.recordedAt };
+  return { namespace: presentNamespace(updated), commit: presentCommit(stamp) };
+}
+
+function targetOf(grant: OperationInput<typeof namespacesGrantsPut>['grants'][number]) {
+  switch (grant.target.kind) {
+    case 'actor':
+      return { kind: 'actor' as const, id: grant.target.actor_id };
+    case 'installation':
+      return { kind: 'installation' as const, id: grant.target.product_installation_id };
+    case 'credential':
+      return { kind: 'credential' as const, id: grant.target.credential_id };
+  }
+}
+
+export async function putGrants(
+  input: OperationInput<typeof namespacesGrantsPut>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof namespacesGrantsPut>> {
+  const access = requireAccess(ctx);
+  const namespace = await access.requireById(input.id, 'admin');
+  const targets = input.grants.map(targetOf);
+  const seen = new Set(targets.map((t) => `${t.kind}:${t.id}`));
+  if (seen.size !== targets.length) throw new DomainError('invalid_input', 'duplicate grant target');
+
+  // Grants may only target members of the workspace (installations and credentials arrive
+  // with their own issue; until then no such target exists).
+  const members = new Set((await ctx.stores.memberships.list(access.workspaceId)).map((m) => m.actorId));
+  if (targets.some((t) => t.kind !== 'actor' || !members.has(t.id))) {
+    throw new DomainError('invalid_input', 'grant target is not a member of the workspace');
+  }
+
+  // No broader than the caller's own: inherited grants need the capability on the subtree.
+  const own = await access.capabilitiesOn(namespace);
+  const ownSubtree = await access.subtreeCapabilitiesOn(namespace);
+  for (const grant of input.grants) {
+    const reach: Set<Capability> = grant.inherit ? ownSubtree : own;
+    if (grant.capabilities.some((c) => !reach.has(c))) {
+      throw new DomainError('forbidden', 'grant broader than the caller holds');
+    }
+  }
+
+  const stamp = await ctx.commit(access.workspaceId, [namespace.id]);
+  const rows: GrantRow[] = input.grants.map((grant, position) => {
+    const target = targets[position] as { kind: GrantRow['targetKind']; id: string };
+    return {
+      workspaceId: access.workspaceId,
+      namespaceId: namespace.id,
+      targetKind: target.kind,
+      targetId: target.id,
+      capabilities: grant.capabilities,
+      inherit: grant.inherit,
+      position,
+    };
+  });
+  await ctx.stores.namespaces.replaceGrants(access.workspaceId, namespace.id, rows);
+  return { namespace_id: namespace.id, grants: input.grants, commit: presentCommit(stamp) };
+}

@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import type { Logger } from 'drizzle-orm/logger';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from './schema';
+
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+/** A database handle or an open transaction on it: storage methods accept either. */
+export type Executor = Pick<Database, 'select' | 'insert' | 'update' | 'delete' | 'execute' | 'transaction'>;
+
+const MIGRATIONS_FOLDER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../drizzle');
+
+export interface OpenOptions {
+  /** Real Postgres when set; otherwise embedded PGlite under `dataDir`. */
+  databaseUrl?: string | undefined;
+  /** PGlite data directory; `memory://` (the default) keeps nothing. */
+  dataDir?: string | undefined;
+  /** Called once for every SQL statement issued through Drizzle (tests count them). */
+  onQuery?: ((sqlText: string) => void) | undefined;
+  /** Postgres connection pool size. */
+  maxConnections?: number | undefined;
+  /** Server-side statement timeout, matching the operation timeout. */
+  statementTimeoutMs?: number | undefined;
+}
+
+export interface DatabaseHandle {
+  db: Database;
+  driver: 'postgres' | 'pglite';
+  /** Apply the drizzle-kit migrations (idempotent). */
+  migrate(): Promise<void>;
+  /** Whether migrations have been applied and the database answers. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
+  const logger: Logger | undefined = options.onQuery ? { logQuery: (query) => options.onQuery?.(query) } : undefined;
+
+  if (options.databaseUrl) {
+    const client = postgres(options.databaseUrl, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+      connection: { statement_timeout: options.statementTimeoutMs ?? 10000 },
+      connect_timeout: 5,
+    });
+    const db = drizzlePostgres(client, { schema, logger }) as unknown as Database;
+    return {
+      db,
+      driver: 'postgres',
+      migrate: () => migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_FOLDER }),
+      ready: () => migrationsApplied(db),
+      close: () => client.end({ timeout: 5 }),
+    };
+  }
+
+  const dataDir = options.dataDir ?? 'memory://';
+  if (!dataDir.startsWith('memory://')) fs.mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir);
+  const db = drizzlePglite(client, { schema, logger }) as unknown as Database;
+  return {
+    db,
+    driver: 'pglite',
+    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER }),
+    ready: () => migrationsApplied(db),
+    close: () => client.close(),
+  };
+}
+
+/** The number of migration files shipped with this build. */
+function expectedMigrations(): number {
+  const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_FOLDER, 'meta/_journal.json'), 'utf8')) as {
+    entries: unknown[];
+  };
+  return journal.entries.length;
+}
+
+async function migrationsApplied(db: Database): Promise<boolean> {
+  try {
+    const result = await db.execute<{ n: number }>(sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+    const rows = (result as unknown as { rows?: { n: number }[] }).rows ?? (result as unknown as { n: number }[]);
+    return Number(rows[0]?.n ?? 0) >= expectedMigrations();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,13 @@
+export { type Database, type DatabaseHandle, type OpenOptions, openDatabase } from './database';
+export { newId } from './ids';
+export { Ledger } from './ledger';
+export { decodePathKey, encodePathKey } from './path-key';
+export * as schema from './schema';
+export type { CommitStamp } from './storage/commit-storage';
+export type { ActorRow, WorkspaceRow } from './storage/directory-storage';
+export type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
+export type { IdempotencyRecord } from './storage/idempotency-storage';
+export type { MemberRow, Role } from './storage/membership-storage';
+export type { MemoryRow, RevisionRow } from './storage/memory-storage';
+export type { GrantRow, NamespaceRow, Visibility } from './storage/namespace-storage';
+export { Stores } from './stores';

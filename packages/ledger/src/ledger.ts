@@ -1,0 +1,56 @@
+import { type DatabaseHandle, type OpenOptions, openDatabase } from './database';
+import { Stores } from './stores';
+
+const UNIQUE_VIOLATION = '23505';
+const SERIALIZATION_FAILURE = '40001';
+const DEADLOCK = '40P01';
+
+function isRetryable(error: unknown): boolean {
+  const code =
+    (error as { code?: string; cause?: { code?: string } })?.code ??
+    (error as { cause?: { code?: string } })?.cause?.code;
+  return code === UNIQUE_VIOLATION || code === SERIALIZATION_FAILURE || code === DEADLOCK;
+}
+
+/**
+ * The ledger: a database plus its storage classes. `read` runs on the pool; `transaction`
+ * runs one write transaction and retries it once when a concurrent writer won a race on a
+ * unique key (the retry then sees the winner's row).
+ */
+export class Ledger {
+  readonly stores: Stores;
+
+  private constructor(readonly handle: DatabaseHandle) {
+    this.stores = new Stores(handle.db);
+  }
+
+  static async open(options: OpenOptions): Promise<Ledger> {
+    return new Ledger(await openDatabase(options));
+  }
+
+  get driver(): DatabaseHandle['driver'] {
+    return this.handle.driver;
+  }
+
+  migrate(): Promise<void> {
+    return this.handle.migrate();
+  }
+
+  ready(): Promise<boolean> {
+    return this.handle.ready();
+  }
+
+  async transaction<T>(fn: (stores: Stores) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.handle.db.transaction((tx) => fn(new Stores(tx as never)));
+      } catch (error) {
+        if (attempt >= 2 || !isRetryable(error)) throw error;
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}

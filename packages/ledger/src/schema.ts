@@ -1,0 +1,255 @@
+/**
+ * The ledger tables. Every table but the directory ones (actors, enrollments, workspaces,
+ * service_settings) carries `workspace_id` first in each primary and unique key, so the
+ * ledger can be distributed by workspace (decisions §1).
+ *
+ * Strings that clients send are stored as UTF-8 bytes (`utf8` columns) so that every
+ * well-formed string, U+0000 included, round-trips exactly. Times are Unix seconds in
+ * double precision.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+/** A client string kept as its exact UTF-8 bytes. */
+export const utf8 = customType<{ data: string; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+  toDriver: (value) => Buffer.from(value, 'utf8'),
+  fromDriver: (value) => Buffer.from(value).toString('utf8'),
+});
+
+/** Raw bytes (order-preserving sort keys). */
+export const bytes = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+  toDriver: (value) => value,
+  fromDriver: (value) => Buffer.from(value),
+});
+
+const seconds = (name: string) => doublePrecision(name);
+
+// ---- directory -------------------------------------------------------------------------
+
+export const actors = pgTable(
+  'actors',
+  {
+    id: text('id').primaryKey(),
+    issuer: text('issuer').notNull(),
+    subject: text('subject').notNull(),
+    createdAt: seconds('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('actors_issuer_subject').on(t.issuer, t.subject)],
+);
+
+export const enrollments = pgTable(
+  'enrollments',
+  {
+    issuer: text('issuer').notNull(),
+    subject: text('subject').notNull(),
+    enrolledAt: seconds('enrolled_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.subject] })],
+);
+
+export const workspaces = pgTable('workspaces', {
+  id: text('id').primaryKey(),
+  name: utf8('name').notNull(),
+  createdAt: seconds('created_at').notNull(),
+  createdBy: text('created_by').notNull(),
+});
+
+/** Process-independent secrets (the cursor signing key), created on first use. */
+export const serviceSettings = pgTable('service_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+});
+
+// ---- per workspace ---------------------------------------------------------------------
+
+/** The last commit of a workspace; locked late in every write transaction. */
+export const workspaceHeads = pgTable('workspace_heads', {
+  workspaceId: text('workspace_id').primaryKey(),
+  sequence: bigint('sequence', { mode: 'number' }).notNull(),
+  recordedAt: seconds('recorded_at').notNull(),
+});
+
+export const commits = pgTable(
+  'commits',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    sequence: bigint('sequence', { mode: 'number' }).notNull(),
+    recordedAt: seconds('recorded_at').notNull(),
+    operation: text('operation').notNull(),
+    actorId: text('actor_id').notNull(),
+    /** Ids of the ledger rows this commit wrote (namespaces, evidence, revisions, ...). */
+    subjectIds: text('subject_ids').array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.sequence] })],
+);
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    actorId: text('actor_id').notNull(),
+    role: text('role', { enum: ['admin', 'member'] }).notNull(),
+    position: integer('position').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.actorId] })],
+);
+
+export const namespaces = pgTable(
+  'namespaces',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    parentId: text('parent_id'),
+    name: utf8('name').notNull(),
+    /** Ids from the root down to the parent (empty for a root). */
+    ancestorIds: text('ancestor_ids').array().notNull(),
+    /** Order-preserving encoding of the display path, for listing in display-path order. */
+    pathKey: bytes('path_key').notNull(),
+    createdAt: seconds('created_at').notNull(),
+    updatedAt: seconds('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index('namespaces_path').on(t.workspaceId, t.pathKey, t.id),
+    index('namespaces_parent').on(t.workspaceId, t.parentId),
+  ],
+);
+
+export const grants = pgTable(
+  'grants',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    namespaceId: text('namespace_id').notNull(),
+    targetKind: text('target_kind', { enum: ['actor', 'installation', 'credential'] }).notNull(),
+    targetId: text('target_id').notNull(),
+    capabilities: text('capabilities').array().notNull(),
+    inherit: boolean('inherit').notNull(),
+    position: integer('position').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.namespaceId, t.targetKind, t.targetId] })],
+);
+
+export const evidence = pgTable(
+  'evidence',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    namespaceId: text('namespace_id').notNull(),
+    sourceLocator: utf8('source_locator').notNull(),
+    contentRootSha256: text('content_root_sha256').notNull(),
+    /** Null once purged. */
+    excerpt: utf8('excerpt'),
+    excerptSha256: text('excerpt_sha256').notNull(),
+    recorderActorId: text('recorder_actor_id').notNull(),
+    recordedAt: seconds('recorded_at').notNull(),
+    commitSequence: bigint('commit_sequence', { mode: 'number' }).notNull(),
+    purgedAt: seconds('purged_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    uniqueIndex('evidence_dedup').on(t.workspaceId, t.namespaceId, t.excerptSha256).where(sql`purged_at is null`),
+  ],
+);
+
+export const verifications = pgTable(
+  'verifications',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    evidenceId: text('evidence_id').notNull(),
+    contentRootSha256: text('content_root_sha256').notNull(),
+    excerptSha256: text('excerpt_sha256').notNull(),
+    verdict: text('verdict', { enum: ['verified', 'rejected'] }).notNull(),
+    verifierActorId: text('verifier_actor_id').notNull(),
+    recordedAt: seconds('recorded_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index('verifications_evidence').on(t.workspaceId, t.evidenceId, t.recordedAt),
+  ],
+);
+
+export const memories = pgTable(
+  'memories',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    namespaceId: text('namespace_id').notNull(),
+    kind: text('kind', { enum: ['claim', 'episode', 'procedure'] }).notNull(),
+    /** Generation of the newest revision. */
+    generation: bigint('generation', { mode: 'number' }).notNull(),
+    createdAt: seconds('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('memories_namespace').on(t.workspaceId, t.namespaceId)],
+);
+
+export const revisions = pgTable(
+  'revisions',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    memoryId: text('memory_id').notNull(),
+    namespaceId: text('namespace_id').notNull(),
+    kind: text('kind', { enum: ['claim', 'episode', 'procedure'] }).notNull(),
+    generation: bigint('generation', { mode: 'number' }).notNull(),
+    /** Null once purged. */
+    text: utf8('text'),
+    status: text('status', { enum: ['candidate', 'asserted'] }).notNull(),
+    validFrom: seconds('valid_from').notNull(),
+    validTo: seconds('valid_to'),
+    recordedAt: seconds('recorded_at').notNull(),
+    recordedUntil: seconds('recorded_until'),
+    commitSequence: bigint('commit_sequence', { mode: 'number' }).notNull(),
+    evidenceIds: text('evidence_ids').array().notNull(),
+    supportRevisionIds: text('support_revision_ids').array().notNull(),
+    // Attestation: the claim text is the revision text, so only its hash is kept here.
+    attestationId: text('attestation_id'),
+    claimSha256: text('claim_sha256'),
+    attestationEvidenceIds: text('attestation_evidence_ids').array(),
+    attestationVerificationIds: text('attestation_verification_ids').array(),
+    attestationVerifierActorId: text('attestation_verifier_actor_id'),
+    attestationRecordedAt: seconds('attestation_recorded_at'),
+    // Invalidation
+    invalidatedAt: seconds('invalidated_at'),
+    invalidationCauseRevisionId: text('invalidation_cause_revision_id'),
+    invalidationReason: text('invalidation_reason', { enum: ['support_corrected', 'support_deleted'] }),
+    purgedAt: seconds('purged_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    uniqueIndex('revisions_generation').on(t.workspaceId, t.memoryId, t.generation),
+  ],
+);
+
+/** Stored results of idempotent writes, replayed byte for byte (decisions §8). */
+export const idempotencyRecords = pgTable(
+  'idempotency_records',
+  {
+    /** The selected workspace, or '' for directory operations (workspaces.create). */
+    workspaceId: text('workspace_id').notNull(),
+    principal: text('principal').notNull(),
+    key: text('key').notNull(),
+    operation: text('operation').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    status: integer('status').notNull(),
+    body: text('body').notNull(),
+    createdAt: seconds('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.principal, t.key] }),
+    index('idempotency_principal_key').on(t.principal, t.key),
+  ],
+);

@@ -1,0 +1,45 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Database } from '../database';
+import { rowsOf } from '../rows';
+import { commits, workspaceHeads } from '../schema';
+
+export interface CommitStamp {
+  sequence: number;
+  recordedAt: number;
+}
+
+/** Per-workspace commit sequence and the commit log. */
+export class CommitStorage {
+  constructor(private readonly db: Database) {}
+
+  async createHead(workspaceId: string): Promise<void> {
+    await this.db.insert(workspaceHeads).values({ workspaceId, sequence: 0, recordedAt: 0 });
+  }
+
+  /**
+   * Take the next sequence of the workspace. The row lock it takes is held until the
+   * transaction ends, so sequences are gap-free and in commit order; call it as late as
+   * possible. `recorded_at` never goes backwards: max(database clock, previous).
+   */
+  async allocate(workspaceId: string): Promise<CommitStamp> {
+    const result = await this.db.execute(sql`
+      update ${workspaceHeads}
+         set sequence = sequence + 1,
+             recorded_at = greatest(recorded_at, extract(epoch from clock_timestamp())::float8)
+       where workspace_id = ${workspaceId}
+   returning sequence, recorded_at`);
+    const row = rowsOf<{ sequence: string | number; recorded_at: number }>(result)[0];
+    if (!row) throw new Error(`no head row for workspace ${workspaceId}`);
+    return { sequence: Number(row.sequence), recordedAt: Number(row.recorded_at) };
+  }
+
+  async insert(row: typeof commits.$inferInsert): Promise<void> {
+    await this.db.insert(commits).values(row);
+  }
+
+  async head(workspaceId: string): Promise<CommitStamp | null> {
+    const rows = await this.db.select().from(workspaceHeads).where(eq(workspaceHeads.workspaceId, workspaceId));
+    const row = rows[0];
+    return row ? { sequence: row.sequence, recordedAt: row.recordedAt } : null;
+  }
+}

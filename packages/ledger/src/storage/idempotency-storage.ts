@@ -1,0 +1,31 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Database } from '../database';
+import { idempotencyRecords } from '../schema';
+
+export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
+
+export class IdempotencyStorage {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Serialize every transaction using this (principal, key) until it ends, so that two
+   * identical requests in flight execute once: the later one then finds the stored record.
+   */
+  async lock(principal: string, key: string): Promise<void> {
+    await this.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${principal}\u001f${key}`}, 0))`);
+  }
+
+  /** The record under this principal and key, in whichever workspace it was used. */
+  async find(principal: string, key: string): Promise<IdempotencyRecord | null> {
+    const rows = await this.db
+      .select()
+      .from(idempotencyRecords)
+      .where(and(eq(idempotencyRecords.principal, principal), eq(idempotencyRecords.key, key)))
+      .limit(1);
+    return rows[0] ?? null;
+  }
+
+  async insert(record: IdempotencyRecord): Promise<void> {
+    await this.db.insert(idempotencyRecords).values(record);
+  }
+}

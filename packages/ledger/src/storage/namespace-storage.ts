@@ -1,0 +1,121 @@
+import { and, arrayOverlaps, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
+import type { Database } from '../database';
+import { grants, namespaces } from '../schema';
+
+export type NamespaceRow = typeof namespaces.$inferSelect;
+export type GrantRow = typeof grants.$inferSelect;
+
+/** Which namespaces a listing may show: all of them, or those reachable through grants. */
+export type Visibility = 'all' | { direct: readonly string[]; subtreeRoots: readonly string[] };
+
+export class NamespaceStorage {
+  constructor(private readonly db: Database) {}
+
+  async get(workspaceId: string, id: string): Promise<NamespaceRow | null> {
+    const rows = await this.db
+      .select()
+      .from(namespaces)
+      .where(and(eq(namespaces.workspaceId, workspaceId), eq(namespaces.id, id)));
+    return rows[0] ?? null;
+  }
+
+  async getMany(workspaceId: string, ids: readonly string[]): Promise<NamespaceRow[]> {
+    if (ids.length === 0) return [];
+    return this.db
+      .select()
+      .from(namespaces)
+      .where(and(eq(namespaces.workspaceId, workspaceId), inArray(namespaces.id, [...ids])));
+  }
+
+  async insert(row: NamespaceRow): Promise<void> {
+    await this.db.insert(namespaces).values(row);
+  }
+
+  /** Rename: rewrite the path key of the namespace and of its whole subtree. */
+  async rename(
+    workspaceId: string,
+    id: string,
+    name: string,
+    oldKey: Buffer,
+    newKey: Buffer,
+    updatedAt: number,
+  ): Promise<void> {
+    await this.db
+      .update(namespaces)
+      .set({ name, updatedAt })
+      .where(and(eq(namespaces.workspaceId, workspaceId), eq(namespaces.id, id)));
+    await this.db
+      .update(namespaces)
+      .set({ pathKey: sql`${newKey} || substring(${namespaces.pathKey} from ${oldKey.length + 1})` })
+      .where(
+        and(
+          eq(namespaces.workspaceId, workspaceId),
+          or(eq(namespaces.id, id), sql`${id} = any(${namespaces.ancestorIds})`),
+        ),
+      );
+  }
+
+  /** A page of namespaces in display-path order (ties by id), after a cursor position. */
+  async list(
+    workspaceId: string,
+    options: {
+      parentId: string | null | undefined;
+      visibility: Visibility;
+      after: { pathKey: Buffer; id: string } | null;
+      limit: number;
+    },
+  ): Promise<NamespaceRow[]> {
+    const { parentId, visibility, after, limit } = options;
+    const visible =
+      visibility === 'all'
+        ? undefined
+        : or(
+            visibility.direct.length ? inArray(namespaces.id, [...visibility.direct]) : sql`false`,
+            visibility.subtreeRoots.length
+              ? arrayOverlaps(namespaces.ancestorIds, [...visibility.subtreeRoots])
+              : sql`false`,
+          );
+    const position = after
+      ? or(
+          sql`${namespaces.pathKey} > ${after.pathKey}`,
+          and(sql`${namespaces.pathKey} = ${after.pathKey}`, gt(namespaces.id, after.id)),
+        )
+      : undefined;
+    return this.db
+      .select()
+      .from(namespaces)
+      .where(
+        and(
+          eq(namespaces.workspaceId, workspaceId),
+          parentId === undefined ? undefined : eq(namespaces.parentId, parentId as string),
+          visible,
+          position,
+        ),
+      )
+      .orderBy(asc(namespaces.pathKey), asc(namespaces.id))
+      .limit(limit);
+  }
+
+  async grantsOn(workspaceId: string, namespaceId: string): Promise<GrantRow[]> {
+    return this.db
+      .select()
+      .from(grants)
+      .where(and(eq(grants.workspaceId, workspaceId), eq(grants.namespaceId, namespaceId)))
+      .orderBy(asc(grants.position));
+  }
+
+  /** Every grant held by one target anywhere in the workspace. */
+  async grantsFor(workspaceId: string, targetKind: GrantRow['targetKind'], targetId: string): Promise<GrantRow[]> {
+    return this.db
+      .select()
+      .from(grants)
+      .where(
+        and(eq(grants.workspaceId, workspaceId), eq(grants.targetKind, targetKind), eq(grants.targetId, targetId)),
+      );
+  }
+
+  async replaceGrants(workspaceId: string, namespaceId: string, rows: readonly GrantRow[]): Promise<void> {
+    await this.db.delete(grants).where(and(eq(grants.workspaceId, workspaceId), eq(grants.namespaceId, namespaceId)));
+    if (rows.length) await this.db.insert(grants).values([...rows]);
+  }
+}

@@ -1,0 +1,29 @@
+import type { Database } from './database';
+import { CommitStorage } from './storage/commit-storage';
+import { DirectoryStorage } from './storage/directory-storage';
+import { EvidenceStorage } from './storage/evidence-storage';
+import { IdempotencyStorage } from './storage/idempotency-storage';
+import { MembershipStorage } from './storage/membership-storage';
+import { MemoryStorage } from './storage/memory-storage';
+import { NamespaceStorage } from './storage/namespace-storage';
+
+/** Every storage class bound to one executor (the database or an open transaction). */
+export class Stores {
+  readonly directory: DirectoryStorage;
+  readonly memberships: MembershipStorage;
+  readonly commits: CommitStorage;
+  readonly idempotency: IdempotencyStorage;
+  readonly namespaces: NamespaceStorage;
+  readonly evidence: EvidenceStorage;
+  readonly memories: MemoryStorage;
+
+  constructor(readonly db: Database) {
+    this.directory = new DirectoryStorage(db);
+    this.memberships = new MembershipStorage(db);
+    this.commits = new CommitStorage(db);
+    this.idempotency = new IdempotencyStorage(db);
+    this.namespaces = new NamespaceStorage(db);
+    this.evidence = new EvidenceStorage(db);
+    this.memories = new MemoryStorage(db);
+  }
+}

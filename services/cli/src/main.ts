@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEV_ISSUER, DEV_SUBJECT, DevIssuer } from '@tms/auth';
+import { Ledger } from '@tms/ledger';
+import { type CliEnv, parseEnv } from './env';
+
+const USAGE = `usage: svc <command>
+  migrate                                   apply the ledger migrations
+  admin enroll --issuer I --subject S       enroll a human for workspace creation
+  admin actor --issuer I --subject S        print the actor id (created if needed)
+  token [--subject S]                       print a dev session token (DEV_AUTH=1 only)`;
+
+class UsageError extends Error {}
+
+async function withLedger<T>(env: CliEnv, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await Ledger.open({
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.DATABASE_URL ? undefined : path.join(env.DATA_DIR, 'pglite'),
+  });
+  try {
+    return await fn(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
+
+function identity(args: string[]): { issuer: string; subject: string } {
+  const { values } = parseArgs({
+    args,
+    options: { issuer: { type: 'string' }, subject: { type: 'string' } },
+    strict: true,
+  });
+  if (!values.issuer || !values.subject) throw new UsageError('--issuer and --subject are required');
+  return { issuer: values.issuer, subject: values.subject };
+}
+
+async function run(argv: string[], env: CliEnv): Promise<string> {
+  const [command, ...rest] = argv;
+  const now = Date.now() / 1000;
+  switch (command) {
+    case 'migrate':
+      return withLedger(env, async (ledger) => {
+        await ledger.migrate();
+        return 'migrations applied';
+      });
+    case 'admin': {
+      const [sub, ...args] = rest;
+      if (sub === 'enroll') {
+        const { issuer, subject } = identity(args);
+        return withLedger(env, async (ledger) => {
+          const added = await ledger.stores.directory.enroll(issuer, subject, now);
+          return added ? `enrolled ${subject} (${issuer})` : `already enrolled: ${subject} (${issuer})`;
+        });
+      }
+      if (sub === 'actor') {
+        const { issuer, subject } = identity(args);
+        return withLedger(
+          env,
+          async (ledger) => (await ledger.stores.directory.findOrCreateActor(issuer, subject, now)).id,
+        );
+      }
+      throw new UsageError(`unknown admin command ${sub ?? '(none)'}`);
+    }
+    case 'token': {
+      if (env.DEV_AUTH !== '1') throw new Error('svc token needs DEV_AUTH=1 (dev issuer only)');
+      if (env.NODE_ENV === 'production') throw new Error('svc token is refused when NODE_ENV=production');
+      const { values } = parseArgs({ args: rest, options: { subject: { type: 'string' } }, strict: true });
+      const subject = values.subject ?? DEV_SUBJECT;
+      const issuer = await DevIssuer.loadOrCreate(env.DATA_DIR);
+      if (values.subject) {
+        await withLedger(env, (ledger) => ledger.stores.directory.enroll(DEV_ISSUER, subject, now));
+      }
+      return issuer.sessionToken(subject);
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+      return USAGE;
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+try {
+  const out = await run(process.argv.slice(2), parseEnv(process.env));
+  process.stdout.write(`${out}\n`);
+} catch (error) {
+  const message = (error as Error).message.split('\n')[0];
+  process.stderr.write(`svc: ${message}${error instanceof UsageError ? `\n${USAGE}` : ''}\n`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+}

@@ -1,0 +1,42 @@
+import crypto from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ErrorCode, errorObject, idSchema } from '@tms/catalog';
+
+/** Per-request bookkeeping shared by every route: id, operation label, error rendering. */
+export class RequestScope {
+  readonly requestId: string;
+  readonly startedAt = performance.now();
+  operation = 'none';
+  code = 'ok';
+  allow: string[] | null = null;
+
+  constructor(req: IncomingMessage) {
+    const given = req.headers['x-request-id'];
+    const candidate = Array.isArray(given) ? given[0] : given;
+    this.requestId =
+      candidate && idSchema.safeParse(candidate).success ? candidate : `req_${crypto.randomBytes(12).toString('hex')}`;
+  }
+
+  send(res: ServerResponse, status: number, json: string, extraHeaders: Record<string, string> = {}): void {
+    const body = Buffer.from(json, 'utf8');
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'cache-control': 'private, no-store',
+      'x-request-id': this.requestId,
+      ...extraHeaders,
+    });
+    res.end(body);
+  }
+
+  sendError(res: ServerResponse, code: ErrorCode, retryAfterSeconds: number | null = null): void {
+    this.code = code;
+    const error = errorObject(code, this.requestId, retryAfterSeconds);
+    const headers: Record<string, string> = {};
+    if (code === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
+    if (code === 'method_not_allowed' && this.allow) headers.allow = this.allow.join(', ');
+    if (retryAfterSeconds !== null) headers['retry-after'] = String(Math.ceil(retryAfterSeconds));
+    if (code === 'budget_exceeded') headers.connection = 'close';
+    this.send(res, error.status, JSON.stringify({ error }), headers);
+  }
+}

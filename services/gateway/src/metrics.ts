@@ -1,0 +1,32 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+
+/** Per-app Prometheus registry: request counts and latency by operation and outcome code. */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'tms_requests_total',
+    help: 'Requests by operation and outcome code',
+    labelNames: ['operation', 'code'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'tms_request_duration_seconds',
+    help: 'Request latency by operation and outcome code',
+    labelNames: ['operation', 'code'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  observe(operation: string, code: string, seconds: number): void {
+    this.requests.inc({ operation, code });
+    this.latency.observe({ operation, code }, seconds);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
