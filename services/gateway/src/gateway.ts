@@ -21,6 +21,8 @@ export interface GatewayOptions {
   /** Count SQL statements (tests). */
   onQuery?: (sqlText: string) => void;
   logger?: Logger;
+  /** Operation timeout override (tests provoke timeouts with a short one). */
+  timeoutMs?: number;
 }
 
 /** Compose and start the gateway from a parsed environment. */
@@ -53,7 +55,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       : undefined;
 
   const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }));
-  const server = createApp({ domain, ledger, metrics: new GatewayMetrics(), logger });
+  const server = createApp({ domain, ledger, metrics: new GatewayMetrics(), logger, timeoutMs: options.timeoutMs });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(env.PORT, env.HOST, () => resolve());

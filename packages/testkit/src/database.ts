@@ -1,0 +1,36 @@
+import crypto from 'node:crypto';
+import postgres from 'postgres';
+
+/** Admin connection for creating throwaway databases (trust auth on the local server). */
+export const ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty Postgres database; `drop()` removes it (and its connections). */
+export async function createTestDatabase(prefix = 'tms_test'): Promise<TestDatabase> {
+  const name = `${prefix}_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    async drop() {
+      const sql = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await sql.end();
+      }
+    },
+  };
+}
