@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 export const ALL_SCOPES = 'svc:read svc:observe svc:verify svc:correct svc:forget svc:admin';
 
