@@ -2,5 +2,6 @@ export * from './errors';
 export * from './limits';
 export * from './operation';
 export * from './operations';
+export * from './operations-lifecycle';
 export * from './primitives';
 export * from './resources';

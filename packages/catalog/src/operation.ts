@@ -26,7 +26,7 @@ export interface OperationSpec<
   Params extends AnyObject = AnyObject,
   Query extends AnyObject = AnyObject,
   Body extends AnyObject | null = AnyObject | null,
-  Output extends AnyObject = AnyObject,
+  Output extends z.ZodType = z.ZodType,
 > {
   name: Name;
   summary: string;
@@ -52,7 +52,7 @@ export function defineOperation<
   Params extends AnyObject,
   Query extends AnyObject,
   Body extends AnyObject | null,
-  Output extends AnyObject,
+  Output extends z.ZodType,
 >(spec: OperationSpec<Name, Params, Query, Body, Output>) {
   return spec;
 }

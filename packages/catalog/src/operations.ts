@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from './operation';
+import { evidenceForget, memoriesAttest, memoriesCorrect, memoriesForget, memoriesList } from './operations-lifecycle';
 import {
   boundedText,
   capabilitySchema,
@@ -395,6 +396,11 @@ export const OPERATIONS = [
   memoriesHistory,
   meGet,
   workspacesMembersPut,
+  memoriesList,
+  memoriesAttest,
+  memoriesCorrect,
+  memoriesForget,
+  evidenceForget,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

@@ -141,3 +141,35 @@ export type Revision = z.infer<typeof revisionSchema>;
 export type MemoryView = z.infer<typeof memoryViewSchema>;
 export type Member = z.infer<typeof memberSchema>;
 export type CallerKind = z.infer<typeof callerKindSchema>;
+
+/** Proof of a purge: what was erased, by hash only (decisions §3). */
+export const memoryDeletionReceiptSchema = z.strictObject({
+  id: idSchema,
+  memory_id: idSchema,
+  namespace_id: idSchema,
+  mode: z.literal('purge'),
+  revision_ids: z.array(idSchema).min(1),
+  erased_text_sha256: z.array(sha256Schema).min(1),
+  recorder_actor_id: idSchema,
+  recorded_at: timestampSchema,
+});
+
+export const evidenceDeletionReceiptSchema = z.strictObject({
+  id: idSchema,
+  evidence_id: idSchema,
+  namespace_id: idSchema,
+  mode: z.literal('purge'),
+  erased_excerpt_sha256: sha256Schema,
+  recorder_actor_id: idSchema,
+  recorded_at: timestampSchema,
+});
+
+/** A memory as listed or recalled: the identity, its revision at (as_of, known_at), staleness. */
+export const memoryListItemSchema = z.strictObject({
+  memory: memorySchema,
+  revision: revisionSchema,
+  stale: z.boolean(),
+});
+
+export type MemoryDeletionReceipt = z.infer<typeof memoryDeletionReceiptSchema>;
+export type EvidenceDeletionReceipt = z.infer<typeof evidenceDeletionReceiptSchema>;

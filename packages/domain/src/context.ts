@@ -20,6 +20,11 @@ export interface HandlerContext {
    * the workspace head stays locked until the transaction ends.
    */
   commit(workspaceId: string, subjectIds: string[]): Promise<CommitStamp>;
+  /**
+   * Name ledger ids the answer shows without writing them (e.g. deduplicated evidence), so a
+   * later purge finds the stored idempotent answer. Ids passed to `commit` count already.
+   */
+  shows(ids: string[]): void;
   /** The server's now for reads of this workspace: never before its last commit. */
   now(): Promise<number>;
 }

@@ -96,12 +96,16 @@ export class Domain {
         const existing = await stores.idempotency.find(meta.caller.principal, key);
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
+          // A purge blanked this answer: what it showed no longer exists.
+          if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
           return { json: existing.body, replayed: true };
         }
       }
       const json = JSON.stringify(await handler(input, ctx));
-      if (key) {
+      // A dry run writes nothing, not even its idempotency record.
+      if (key && input.dry_run !== true) {
         await stores.idempotency.insert({
+          subjectIds: [...ctx.shown],
           workspaceId: workspaceScope,
           principal: meta.caller.principal,
           key,
@@ -122,10 +126,15 @@ export class Domain {
     meta: RequestMeta,
     stores: Stores,
     cursors: CursorCodec,
-  ): Promise<HandlerContext> {
+  ): Promise<HandlerContext & { shown: Set<string> }> {
     const access = await this.resolveWorkspace(operation, input, meta, stores);
     let now: Promise<number> | null = null;
+    const shown = new Set<string>();
     return {
+      shown,
+      shows(ids) {
+        for (const id of ids) shown.add(id);
+      },
       caller: meta.caller,
       requestId: meta.requestId,
       stores,
@@ -133,6 +142,7 @@ export class Domain {
       selectedWorkspaceId: meta.selectedWorkspaceId,
       access,
       async commit(workspaceId, subjectIds) {
+        for (const id of subjectIds) shown.add(id);
         const stamp = await stores.commits.allocate(workspaceId);
         await stores.commits.insert({
           workspaceId,

@@ -1,6 +1,7 @@
 import type { Operation, OperationInput, OperationName } from '@tms/catalog';
 import type { HandlerContext } from './context';
 import { createEvidence, getEvidence, verifyEvidence } from './services/evidence';
+import { attestMemory, correctMemory, forgetEvidence, forgetMemory, listMemories } from './services/lifecycle';
 import { getMe } from './services/me';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
 import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
@@ -28,4 +29,9 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'memories.create': createMemory,
   'memories.get': getMemory,
   'memories.history': memoryHistory,
+  'memories.list': listMemories,
+  'memories.attest': attestMemory,
+  'memories.correct': correctMemory,
+  'memories.forget': forgetMemory,
+  'evidence.forget': forgetEvidence,
 };

@@ -15,6 +15,20 @@ CREATE TABLE "commits" (
 	CONSTRAINT "commits_workspace_id_sequence_pk" PRIMARY KEY("workspace_id","sequence")
 );
 --> statement-breakpoint
+CREATE TABLE "deletion_receipts" (
+	"workspace_id" text NOT NULL,
+	"id" text NOT NULL,
+	"subject_kind" text NOT NULL,
+	"subject_id" text NOT NULL,
+	"namespace_id" text NOT NULL,
+	"revision_ids" text[] NOT NULL,
+	"erased_sha256" text[] NOT NULL,
+	"recorder_actor_id" text NOT NULL,
+	"recorded_at" double precision NOT NULL,
+	"commit_sequence" bigint NOT NULL,
+	CONSTRAINT "deletion_receipts_workspace_id_id_pk" PRIMARY KEY("workspace_id","id")
+);
+--> statement-breakpoint
 CREATE TABLE "enrollments" (
 	"issuer" text NOT NULL,
 	"subject" text NOT NULL,
@@ -56,6 +70,7 @@ CREATE TABLE "idempotency_records" (
 	"fingerprint" text NOT NULL,
 	"status" integer NOT NULL,
 	"body" text NOT NULL,
+	"subject_ids" text[] DEFAULT '{}' NOT NULL,
 	"created_at" double precision NOT NULL,
 	CONSTRAINT "idempotency_records_workspace_id_principal_key_pk" PRIMARY KEY("workspace_id","principal","key")
 );
@@ -75,6 +90,7 @@ CREATE TABLE "memories" (
 	"kind" text NOT NULL,
 	"generation" bigint NOT NULL,
 	"created_at" double precision NOT NULL,
+	"purged_at" double precision,
 	CONSTRAINT "memories_workspace_id_id_pk" PRIMARY KEY("workspace_id","id")
 );
 --> statement-breakpoint
@@ -156,4 +172,6 @@ CREATE INDEX "memories_namespace" ON "memories" USING btree ("workspace_id","nam
 CREATE INDEX "namespaces_path" ON "namespaces" USING btree ("workspace_id","path_key","id");--> statement-breakpoint
 CREATE INDEX "namespaces_parent" ON "namespaces" USING btree ("workspace_id","parent_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "revisions_generation" ON "revisions" USING btree ("workspace_id","memory_id","generation");--> statement-breakpoint
+CREATE INDEX "revisions_namespace_current" ON "revisions" USING btree ("workspace_id","namespace_id","memory_id");--> statement-breakpoint
+CREATE INDEX "revisions_support" ON "revisions" USING gin ("support_revision_ids");--> statement-breakpoint
 CREATE INDEX "verifications_evidence" ON "verifications" USING btree ("workspace_id","evidence_id","recorded_at");

@@ -9,5 +9,6 @@ export type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
 export type { IdempotencyRecord } from './storage/idempotency-storage';
 export type { MemberRow, Role } from './storage/membership-storage';
 export type { MemoryRow, RevisionRow } from './storage/memory-storage';
+export type { DeletionReceiptRow } from './storage/receipt-storage';
 export type { GrantRow, NamespaceRow, Visibility } from './storage/namespace-storage';
 export { Stores } from './stores';

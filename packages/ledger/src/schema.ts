@@ -192,6 +192,7 @@ export const memories = pgTable(
     /** Generation of the newest revision. */
     generation: bigint('generation', { mode: 'number' }).notNull(),
     createdAt: seconds('created_at').notNull(),
+    purgedAt: seconds('purged_at'),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('memories_namespace').on(t.workspaceId, t.namespaceId)],
 );
@@ -231,6 +232,8 @@ export const revisions = pgTable(
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.id] }),
     uniqueIndex('revisions_generation').on(t.workspaceId, t.memoryId, t.generation),
+    index('revisions_namespace_current').on(t.workspaceId, t.namespaceId, t.memoryId),
+    index('revisions_support').using('gin', t.supportRevisionIds),
   ],
 );
 
@@ -245,11 +248,32 @@ export const idempotencyRecords = pgTable(
     operation: text('operation').notNull(),
     fingerprint: text('fingerprint').notNull(),
     status: integer('status').notNull(),
+    /** The stored answer; '' once a purge erased what it would replay. */
     body: text('body').notNull(),
+    /** Ledger ids the stored answer shows, so that a purge can find and erase it. */
+    subjectIds: text('subject_ids').array().notNull().default([]),
     createdAt: seconds('created_at').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.principal, t.key] }),
     index('idempotency_principal_key').on(t.principal, t.key),
   ],
+);
+
+/** Deletion receipts: what a purge erased, proven by hashes only. */
+export const deletionReceipts = pgTable(
+  'deletion_receipts',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    subjectKind: text('subject_kind', { enum: ['memory', 'evidence'] }).notNull(),
+    subjectId: text('subject_id').notNull(),
+    namespaceId: text('namespace_id').notNull(),
+    revisionIds: text('revision_ids').array().notNull(),
+    erasedSha256: text('erased_sha256').array().notNull(),
+    recorderActorId: text('recorder_actor_id').notNull(),
+    recordedAt: seconds('recorded_at').notNull(),
+    commitSequence: bigint('commit_sequence', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
 );

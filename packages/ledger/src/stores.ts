@@ -6,6 +6,7 @@ import { IdempotencyStorage } from './storage/idempotency-storage';
 import { MembershipStorage } from './storage/membership-storage';
 import { MemoryStorage } from './storage/memory-storage';
 import { NamespaceStorage } from './storage/namespace-storage';
+import { ReceiptStorage } from './storage/receipt-storage';
 
 /** Every storage class bound to one executor (the database or an open transaction). */
 export class Stores {
@@ -16,6 +17,7 @@ export class Stores {
   readonly namespaces: NamespaceStorage;
   readonly evidence: EvidenceStorage;
   readonly memories: MemoryStorage;
+  readonly receipts: ReceiptStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -25,5 +27,6 @@ export class Stores {
     this.namespaces = new NamespaceStorage(db);
     this.evidence = new EvidenceStorage(db);
     this.memories = new MemoryStorage(db);
+    this.receipts = new ReceiptStorage(db);
   }
 }

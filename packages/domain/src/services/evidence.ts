@@ -9,6 +9,7 @@ import {
 import { type EvidenceRow, newId } from '@tms/ledger';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
+import { END_OF_TIME } from '../temporal';
 import { presentCommit, presentEvidence, presentVerification, sha256Hex } from '../present';
 
 export async function createEvidence(
@@ -23,6 +24,7 @@ export async function createEvidence(
   }
   const existing = await ctx.stores.evidence.findByHash(access.workspaceId, namespace.id, excerptSha256);
   if (existing && existing.excerpt !== null) {
+    ctx.shows([existing.id]);
     return {
       evidence: presentEvidence(existing),
       commit: { sequence: existing.commitSequence, recorded_at: existing.recordedAt },
@@ -48,7 +50,7 @@ export async function createEvidence(
 }
 
 /** Evidence the caller holds `capability` on; absent, purged and unreadable are one `not_found`. */
-async function authorizedEvidence(ctx: HandlerContext, id: string, capability: 'read' | 'verify') {
+export async function authorizedEvidence(ctx: HandlerContext, id: string, capability: 'read' | 'verify' | 'forget') {
   const access = requireAccess(ctx);
   const row = await ctx.stores.evidence.get(access.workspaceId, id);
   if (!row || row.excerpt === null) throw new DomainError('not_found');
@@ -64,7 +66,7 @@ export async function getEvidence(
   const scope = `evidence.get:${row.workspaceId}:${row.id}`;
   const after = ctx.cursors.decode<{ r: number; i: string }>(scope, input.cursor);
   const page = await ctx.stores.evidence.verificationsPage(row.workspaceId, row.id, {
-    knownAt: Number.POSITIVE_INFINITY,
+    knownAt: END_OF_TIME,
     after: after && { recordedAt: after.r, id: after.i },
     limit: MAX_REFERENCES + 1,
   });

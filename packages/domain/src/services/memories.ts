@@ -13,10 +13,10 @@ import type { WorkspaceAccess } from '../access';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentCommit, presentEvidence, presentRevision, presentVerification, sha256Hex } from '../present';
-import { currentRevision, isValidAt } from '../temporal';
+import { currentRevision, END_OF_TIME, isValidAt } from '../temporal';
 
 /** Evidence cited by a new revision: each must exist, be unpurged and be readable. */
-async function citedEvidence(access: WorkspaceAccess, ids: readonly string[]) {
+export async function citedEvidence(access: WorkspaceAccess, ids: readonly string[]) {
   const rows = await access.stores.evidence.getMany(access.workspaceId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const id of ids) {
@@ -29,7 +29,7 @@ async function citedEvidence(access: WorkspaceAccess, ids: readonly string[]) {
 }
 
 /** Supporting revisions: readable, unpurged, and still current (not superseded). */
-async function citedRevisions(access: WorkspaceAccess, ids: readonly string[]) {
+export async function citedRevisions(access: WorkspaceAccess, ids: readonly string[], ownMemoryId?: string) {
   const rows = await access.stores.memories.getRevisions(access.workspaceId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const id of ids) {
@@ -37,6 +37,7 @@ async function citedRevisions(access: WorkspaceAccess, ids: readonly string[]) {
     if (!row || row.text === null) throw new DomainError('not_found', `revision ${id}`);
     const namespace = await access.namespace(row.namespaceId);
     if (!namespace || !(await access.canRead(namespace))) throw new DomainError('not_found', `revision ${id}`);
+    if (row.memoryId === ownMemoryId) throw new DomainError('invalid_input', 'a memory cannot support itself');
     if (row.recordedUntil !== null) throw new DomainError('conflict', `revision ${id} is no longer current`);
   }
 }
@@ -46,7 +47,7 @@ async function citedRevisions(access: WorkspaceAccess, ids: readonly string[]) {
  * evidence, and every cited item has a `verified` verification and no `rejected` one. It
  * names, per evidence item, its latest `verified` verification.
  */
-async function attestationFor(
+export async function attestationFor(
   access: WorkspaceAccess,
   namespaceCapabilities: Set<string>,
   evidenceIds: readonly string[],
@@ -55,7 +56,7 @@ async function attestationFor(
   const verifications = await access.stores.evidence.verificationsOf(
     access.workspaceId,
     evidenceIds,
-    Number.POSITIVE_INFINITY,
+    END_OF_TIME,
   );
   const latestVerified = new Map<string, string>();
   for (const v of verifications) {
@@ -87,6 +88,7 @@ export async function createMemory(
     kind: input.kind,
     generation: 1,
     createdAt: stamp.recordedAt,
+    purgedAt: null,
   };
   const revision: RevisionRow = {
     workspaceId: access.workspaceId,
@@ -123,7 +125,7 @@ export async function createMemory(
   };
 }
 
-function presentMemory(row: MemoryRow, generation: number): Memory {
+export function presentMemory(row: Pick<MemoryRow, 'id' | 'namespaceId' | 'kind'>, generation: number): Memory {
   return { id: row.id, namespace_id: row.namespaceId, kind: row.kind, generation };
 }
 
@@ -131,7 +133,7 @@ function presentMemory(row: MemoryRow, generation: number): Memory {
 async function readableMemory(ctx: HandlerContext, id: string) {
   const access = requireAccess(ctx);
   const memory = await ctx.stores.memories.get(access.workspaceId, id);
-  if (!memory) throw new DomainError('not_found');
+  if (!memory || memory.purgedAt !== null) throw new DomainError('not_found');
   await access.requireById(memory.namespaceId, 'read');
   return { access, memory };
 }
@@ -177,9 +179,13 @@ export async function memoryHistory(
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof memoriesHistory>> {
   const { access, memory } = await readableMemory(ctx, input.id);
-  const knownAt = input.known_at ?? (await ctx.now());
-  const scope = `memories.history:${access.workspaceId}:${memory.id}:${knownAt}`;
-  const after = ctx.cursors.decode<{ g: number }>(scope, input.cursor);
+  // A cursor carries the known_at of its first page, so that paging a default "now" is stable.
+  const scope = `memories.history:${access.workspaceId}:${memory.id}`;
+  const after = ctx.cursors.decode<{ g: number; k: number }>(scope, input.cursor);
+  if (after && input.known_at !== undefined && input.known_at !== after.k) {
+    throw new DomainError('invalid_input', 'cursor issued for another known_at');
+  }
+  const knownAt = after?.k ?? input.known_at ?? (await ctx.now());
   const rows = await ctx.stores.memories.revisionsKnownAt(access.workspaceId, memory.id, {
     knownAt,
     beforeGeneration: after?.g,
@@ -190,6 +196,6 @@ export async function memoryHistory(
   const last = page.at(-1);
   return {
     revisions: page.filter((r) => r.text !== null).map((r) => presentRevision(r, knownAt)),
-    next_cursor: rows.length > input.limit && last ? ctx.cursors.encode(scope, { g: last.generation }) : null,
+    next_cursor: rows.length > input.limit && last ? ctx.cursors.encode(scope, { g: last.generation, k: knownAt }) : null,
   };
 }

@@ -92,4 +92,20 @@ export class EvidenceStorage {
       )
       .orderBy(asc(verifications.recordedAt), asc(verifications.id));
   }
+
+  /** Erase the excerpt; the hashes, locator and verifications stay as proof of what it was. */
+  async purge(workspaceId: string, id: string, at: number): Promise<void> {
+    await this.db
+      .update(evidence)
+      .set({ excerpt: null, purgedAt: at })
+      .where(and(eq(evidence.workspaceId, workspaceId), eq(evidence.id, id)));
+  }
+
+  async verificationsByIds(workspaceId: string, ids: readonly string[]): Promise<VerificationRow[]> {
+    if (ids.length === 0) return [];
+    return this.db
+      .select()
+      .from(verifications)
+      .where(and(eq(verifications.workspaceId, workspaceId), inArray(verifications.id, [...ids])));
+  }
 }

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { idempotencyRecords } from '../schema';
 
@@ -27,5 +27,17 @@ export class IdempotencyStorage {
 
   async insert(record: IdempotencyRecord): Promise<void> {
     await this.db.insert(idempotencyRecords).values(record);
+  }
+
+  /**
+   * Blank every stored answer that shows any of these ids: a purge must not leave the erased
+   * content replayable. A blanked record replays as `not_found`.
+   */
+  async eraseBySubjects(workspaceId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .update(idempotencyRecords)
+      .set({ body: '', status: 404 })
+      .where(and(eq(idempotencyRecords.workspaceId, workspaceId), arrayOverlaps(idempotencyRecords.subjectIds, [...ids])));
   }
 }

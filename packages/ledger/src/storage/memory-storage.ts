@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, lte } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, } from 'drizzle-orm';
 import type { Database } from '../database';
 import { memories, revisions } from '../schema';
 
@@ -51,5 +51,136 @@ export class MemoryStorage {
       )
       .orderBy(desc(revisions.generation));
     return options.limit === undefined ? query : query.limit(options.limit);
+  }
+
+  async insertRevision(revision: RevisionRow, generation: number): Promise<void> {
+    await this.db.insert(revisions).values(revision);
+    await this.db
+      .update(memories)
+      .set({ generation })
+      .where(and(eq(memories.workspaceId, revision.workspaceId), eq(memories.id, revision.memoryId)));
+  }
+
+  /** End a revision's record interval (superseded or retracted). */
+  async endRecord(workspaceId: string, revisionId: string, recordedUntil: number): Promise<void> {
+    await this.db
+      .update(revisions)
+      .set({ recordedUntil })
+      .where(and(eq(revisions.workspaceId, workspaceId), eq(revisions.id, revisionId)));
+  }
+
+  /** Current, unpurged, not yet invalidated revisions that cite any of `revisionIds` as support. */
+  async currentDependents(workspaceId: string, revisionIds: readonly string[]): Promise<RevisionRow[]> {
+    if (revisionIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(revisions)
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          arrayOverlaps(revisions.supportRevisionIds, [...revisionIds]),
+          isNull(revisions.recordedUntil),
+          isNull(revisions.purgedAt),
+          isNull(revisions.invalidatedAt),
+        ),
+      )
+      .orderBy(asc(revisions.id));
+  }
+
+  async invalidate(
+    workspaceId: string,
+    revisionIds: readonly string[],
+    invalidation: { at: number; causeRevisionId: string; reason: 'support_corrected' | 'support_deleted' },
+  ): Promise<void> {
+    if (revisionIds.length === 0) return;
+    await this.db
+      .update(revisions)
+      .set({
+        invalidatedAt: invalidation.at,
+        invalidationCauseRevisionId: invalidation.causeRevisionId,
+        invalidationReason: invalidation.reason,
+      })
+      .where(and(eq(revisions.workspaceId, workspaceId), inArray(revisions.id, [...revisionIds])));
+  }
+
+  /** Erase the text of every revision of a memory (the attestation's claim text is that text). */
+  async purge(workspaceId: string, memoryId: string, at: number): Promise<void> {
+    await this.db
+      .update(revisions)
+      .set({ text: null, purgedAt: at })
+      .where(and(eq(revisions.workspaceId, workspaceId), eq(revisions.memoryId, memoryId)));
+    await this.db
+      .update(memories)
+      .set({ purgedAt: at })
+      .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, memoryId)));
+  }
+
+  async allRevisions(workspaceId: string, memoryId: string): Promise<RevisionRow[]> {
+    return this.db
+      .select()
+      .from(revisions)
+      .where(and(eq(revisions.workspaceId, workspaceId), eq(revisions.memoryId, memoryId)))
+      .orderBy(asc(revisions.generation));
+  }
+
+  /**
+   * One page of a namespace's memories at (asOf, knownAt): for each memory its revision that
+   * was current at knownAt and valid at asOf, unpurged; ordered by memory id.
+   */
+  async listCurrent(
+    workspaceId: string,
+    options: {
+      namespaceId: string;
+      kind?: MemoryRow['kind'] | undefined;
+      asOf: number;
+      knownAt: number;
+      afterMemoryId: string | null;
+      limit: number;
+    },
+  ): Promise<RevisionRow[]> {
+    const { namespaceId, kind, asOf, knownAt, afterMemoryId, limit } = options;
+    return this.db
+      .select()
+      .from(revisions)
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          eq(revisions.namespaceId, namespaceId),
+          kind ? eq(revisions.kind, kind) : undefined,
+          isNull(revisions.purgedAt),
+          lte(revisions.recordedAt, knownAt),
+          or(isNull(revisions.recordedUntil), gt(revisions.recordedUntil, knownAt)),
+          lte(revisions.validFrom, asOf),
+          or(isNull(revisions.validTo), gt(revisions.validTo, asOf)),
+          afterMemoryId ? gt(revisions.memoryId, afterMemoryId) : undefined,
+        ),
+      )
+      .orderBy(asc(revisions.memoryId))
+      .limit(limit);
+  }
+
+  /** The highest generation of each memory recorded by `knownAt`. */
+  async generationsAt(workspaceId: string, memoryIds: readonly string[], knownAt: number): Promise<Map<string, number>> {
+    if (memoryIds.length === 0) return new Map();
+    const rows = await this.db
+      .select({ memoryId: revisions.memoryId, generation: max(revisions.generation) })
+      .from(revisions)
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          inArray(revisions.memoryId, [...memoryIds]),
+          lte(revisions.recordedAt, knownAt),
+        ),
+      )
+      .groupBy(revisions.memoryId);
+    return new Map(rows.map((r) => [r.memoryId, Number(r.generation)]));
+  }
+
+  async getMany(workspaceId: string, ids: readonly string[]): Promise<MemoryRow[]> {
+    if (ids.length === 0) return [];
+    return this.db
+      .select()
+      .from(memories)
+      .where(and(eq(memories.workspaceId, workspaceId), inArray(memories.id, [...ids])));
   }
 }

@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quickstartScript } from '../src/quickstart';
+import { type Harness, startHarness } from './harness';
+
+const README = path.resolve(import.meta.dirname, '../../../README.md');
+
+function example(name: string): string {
+  const text = fs.readFileSync(README, 'utf8');
+  const match = new RegExp(`<!-- example:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\`\\n<!-- /example:${name} -->`).exec(text);
+  if (!match?.[1]) throw new Error(`README has no example block ${name}`);
+  return match[1];
+}
+
+describe('README examples', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ driver: 'pglite' });
+  });
+  afterAll(() => h?.close());
+
+  it('shows exactly the walk the dev quickstart prints', () => {
+    expect(example('quickstart')).toBe(quickstartScript());
+  });
+
+  it('runs as written: quickstart then changing memories', async () => {
+    const human = await h.human();
+    const script = `set -euo pipefail\n${example('quickstart')}\n${example('lifecycle')}\n`;
+    const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+      env: { ...process.env, TMS_URL: h.url, TOKEN: await human.token() },
+    });
+    const lines = stdout.trim().split('\n');
+    expect(stdout).toContain('"verified"');
+    expect(stdout).toContain('"status": "asserted"');
+    expect(stdout).toContain('"text": "Ana prefers green tea."');
+    expect(stdout).toContain('"commit": null');
+    expect(lines.at(-1)).toBe('not_found');
+  });
+});
