@@ -5,6 +5,9 @@ export const OPERATION_LIMITS = {
   timeoutMs: 10000,
   attempts: 1,
   cost: 1,
+  candidateBudget: 0,
+  providerCallBudget: 0,
+  contextCharBudget: 0,
 } as const;
 
 /** Items in one view, attestation, or list of references. */

@@ -31,7 +31,8 @@ function uniqueIds(min: number, max: number) {
     .array(idSchema)
     .min(min)
     .max(max)
-    .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' });
+    .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' })
+    .meta({ uniqueItems: true });
 }
 
 export const memoriesList = defineOperation({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from './operation';
 import { evidenceForget, memoriesAttest, memoriesCorrect, memoriesForget, memoriesList } from './operations-lifecycle';
+import { recall } from './operations-recall';
 import {
   boundedText,
   capabilitySchema,
@@ -38,7 +39,8 @@ function uniqueIds(max: number) {
   return z
     .array(idSchema)
     .max(max)
-    .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' });
+    .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' })
+    .meta({ uniqueItems: true });
 }
 
 export const workspacesList = defineOperation({
@@ -220,7 +222,8 @@ export const namespacesGrantsPut = defineOperation({
             capabilities: z
               .array(capabilitySchema)
               .max(6)
-              .refine((cs) => new Set(cs).size === cs.length, { message: 'duplicate capability' }),
+              .refine((cs) => new Set(cs).size === cs.length, { message: 'duplicate capability' })
+              .meta({ uniqueItems: true }),
           }),
         )
         .max(100),
@@ -401,6 +404,7 @@ export const OPERATIONS = [
   memoriesCorrect,
   memoriesForget,
   evidenceForget,
+  recall,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

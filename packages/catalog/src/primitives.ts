@@ -48,7 +48,7 @@ export const timestampSchema = z.number().meta({ description: 'finite UTC Unix s
 
 export const sha256Schema = z.string().regex(/^[a-f0-9]{64}$/);
 
-export const cursorSchema = z.string().min(1).max(512);
+export const cursorSchema = boundedText(1, 512);
 
 export const capabilitySchema = z.enum(CAPABILITIES);
 

@@ -1,4 +1,5 @@
 import type { CommitStamp, Stores } from '@tms/ledger';
+import type { SearchProvider } from '@tms/search';
 import type { WorkspaceAccess } from './access';
 import type { Caller } from './caller';
 import type { CursorCodec } from './cursor';
@@ -15,6 +16,8 @@ export interface HandlerContext {
   selectedWorkspaceId: string | null;
   /** Present for operations scoped to a workspace. */
   access: WorkspaceAccess | null;
+  /** The search provider for recall, or null when none is configured. */
+  search: SearchProvider | null;
   /**
    * Allocate this write's commit (sequence and recorded_at) and record it. Call it late:
    * the workspace head stays locked until the transaction ends.

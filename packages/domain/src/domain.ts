@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { InvalidTokenError, KeySetUnavailableError, type TokenVerifier } from '@tms/auth';
 import { idSchema, OPERATION_LIMITS, type Operation, workspaceIdSchema } from '@tms/catalog';
 import type { Ledger, Stores } from '@tms/ledger';
+import type { SearchProvider } from '@tms/search';
 import { WorkspaceAccess } from './access';
 import type { Caller } from './caller';
 import { canonicalJson } from './canonical-json';
@@ -9,6 +10,7 @@ import type { HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import { DomainError } from './errors';
 import { HANDLERS } from './handlers';
+import { RequestLoaders } from './loaders';
 
 /** What a transport hands over: the raw parts of the request, still unvalidated. */
 export interface RawInput {
@@ -43,6 +45,8 @@ export class Domain {
   constructor(
     readonly ledger: Ledger,
     private readonly verifier: TokenVerifier,
+    /** The search provider recall asks; null when none is configured. */
+    readonly search: SearchProvider | null = null,
   ) {}
 
   /** Resolve a bearer token to a caller; `unauthenticated` for anything not provably valid. */
@@ -141,6 +145,7 @@ export class Domain {
       cursors,
       selectedWorkspaceId: meta.selectedWorkspaceId,
       access,
+      search: this.search,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         const stamp = await stores.commits.allocate(workspaceId);
@@ -164,9 +169,27 @@ export class Domain {
     };
   }
 
+  /**
+   * Batched nested reads for one request (GraphQL fields below an operation's answer), under the
+   * same workspace selection and read rules as `execute`. Make one per request; never share it.
+   */
+  loaders(meta: Omit<RequestMeta, 'idempotencyKey'>): RequestLoaders {
+    const stores = this.ledger.stores;
+    return new RequestLoaders(
+      stores,
+      meta.caller,
+      async () => {
+        const access = await this.resolveWorkspace({ workspace: 'selected' }, {}, { ...meta, idempotencyKey: null }, stores);
+        if (!access) throw new DomainError('internal', 'a selected workspace resolves to access');
+        return access;
+      },
+      () => this.cursors(),
+    );
+  }
+
   /** Membership is checked on every request: a non-member and an absent workspace are one `not_found`. */
   private async resolveWorkspace(
-    operation: Operation,
+    operation: Pick<Operation, 'workspace'>,
     input: Record<string, unknown>,
     meta: RequestMeta,
     stores: Stores,

@@ -31,6 +31,7 @@ const CONNECTION_ERRORS = new Set([
   '57P03', // cannot_connect_now
   '57014', // query_canceled (statement_timeout)
   '53300', // too_many_connections
+  '3D000', // invalid_catalog_name: the database was dropped or renamed under a running service
   '08000',
   '08003',
   '08006',

@@ -3,6 +3,7 @@ import type { HandlerContext } from './context';
 import { createEvidence, getEvidence, verifyEvidence } from './services/evidence';
 import { attestMemory, correctMemory, forgetEvidence, forgetMemory, listMemories } from './services/lifecycle';
 import { getMe } from './services/me';
+import { recallMemories } from './services/recall';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
 import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
 import { createWorkspace, listWorkspaces, putMembers } from './services/workspaces';
@@ -34,4 +35,5 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'memories.correct': correctMemory,
   'memories.forget': forgetMemory,
   'evidence.forget': forgetEvidence,
+  recall: recallMemories,
 };

@@ -75,6 +75,14 @@ CREATE TABLE "idempotency_records" (
 	CONSTRAINT "idempotency_records_workspace_id_principal_key_pk" PRIMARY KEY("workspace_id","principal","key")
 );
 --> statement-breakpoint
+CREATE TABLE "index_state" (
+	"workspace_id" text NOT NULL,
+	"provider" text NOT NULL,
+	"indexed_sequence" bigint NOT NULL,
+	"updated_at" double precision NOT NULL,
+	CONSTRAINT "index_state_workspace_id_provider_pk" PRIMARY KEY("workspace_id","provider")
+);
+--> statement-breakpoint
 CREATE TABLE "memberships" (
 	"workspace_id" text NOT NULL,
 	"actor_id" text NOT NULL,

@@ -38,6 +38,8 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** Whether migrations have been applied and the database answers. */
   ready(): Promise<boolean>;
+  /** Subscribe to NOTIFY on a channel; resolves to an unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,10 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       driver: 'postgres',
       migrate: () => migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_FOLDER }),
       ready: () => migrationsApplied(db),
+      async listen(channel, onPayload) {
+        const subscription = await client.listen(channel, (payload) => onPayload(payload));
+        return () => subscription.unlisten();
+      },
       close: () => client.end({ timeout: 5 }),
     };
   }
@@ -70,6 +76,10 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     driver: 'pglite',
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER }),
     ready: () => migrationsApplied(db),
+    async listen(channel, onPayload) {
+      const unlisten = await client.listen(channel, (payload) => onPayload(payload));
+      return () => unlisten();
+    },
     close: () => client.close(),
   };
 }

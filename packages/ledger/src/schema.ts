@@ -277,3 +277,15 @@ export const deletionReceipts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
 );
+
+/** How far each search provider has indexed each workspace's commits (advanced only by the indexer). */
+export const indexState = pgTable(
+  'index_state',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    provider: text('provider').notNull(),
+    indexedSequence: bigint('indexed_sequence', { mode: 'number' }).notNull(),
+    updatedAt: seconds('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.provider] })],
+);

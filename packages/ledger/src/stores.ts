@@ -3,6 +3,7 @@ import { CommitStorage } from './storage/commit-storage';
 import { DirectoryStorage } from './storage/directory-storage';
 import { EvidenceStorage } from './storage/evidence-storage';
 import { IdempotencyStorage } from './storage/idempotency-storage';
+import { IndexStateStorage } from './storage/index-state-storage';
 import { MembershipStorage } from './storage/membership-storage';
 import { MemoryStorage } from './storage/memory-storage';
 import { NamespaceStorage } from './storage/namespace-storage';
@@ -18,6 +19,7 @@ export class Stores {
   readonly evidence: EvidenceStorage;
   readonly memories: MemoryStorage;
   readonly receipts: ReceiptStorage;
+  readonly indexState: IndexStateStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -28,5 +30,6 @@ export class Stores {
     this.evidence = new EvidenceStorage(db);
     this.memories = new MemoryStorage(db);
     this.receipts = new ReceiptStorage(db);
+    this.indexState = new IndexStateStorage(db);
   }
 }

@@ -6,8 +6,9 @@ import {
   type OperationInput,
   type OperationOutput,
 } from '@tms/catalog';
-import { type EvidenceRow, newId } from '@tms/ledger';
+import { type EvidenceRow, newId, type VerificationRow } from '@tms/ledger';
 import { type HandlerContext, requireAccess } from '../context';
+import type { CursorCodec } from '../cursor';
 import { DomainError } from '../errors';
 import { END_OF_TIME } from '../temporal';
 import { presentCommit, presentEvidence, presentVerification, sha256Hex } from '../present';
@@ -58,26 +59,39 @@ export async function authorizedEvidence(ctx: HandlerContext, id: string, capabi
   return row;
 }
 
+/** The cursor scope of one evidence item's verification pages (evidence.get and batched nested reads). */
+export const verificationCursorScope = (workspaceId: string, evidenceId: string) =>
+  `evidence.get:${workspaceId}:${evidenceId}`;
+
+/** A verification page cursor's position: after (recorded_at, id). */
+export type VerificationPosition = { r: number; i: string };
+
+/** A page of verifications from up to MAX_REFERENCES + 1 rows, oldest first: what is shown and the next cursor. */
+export function verificationPage(rows: readonly VerificationRow[], cursors: CursorCodec, scope: string) {
+  const shown = rows.slice(0, MAX_REFERENCES);
+  const last = shown.at(-1);
+  return {
+    verifications: shown.map(presentVerification),
+    next_cursor:
+      rows.length > MAX_REFERENCES && last
+        ? cursors.encode(scope, { r: last.recordedAt, i: last.id } satisfies VerificationPosition)
+        : null,
+  };
+}
+
 export async function getEvidence(
   input: OperationInput<typeof evidenceGet>,
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof evidenceGet>> {
   const row = await authorizedEvidence(ctx, input.id, 'read');
-  const scope = `evidence.get:${row.workspaceId}:${row.id}`;
-  const after = ctx.cursors.decode<{ r: number; i: string }>(scope, input.cursor);
-  const page = await ctx.stores.evidence.verificationsPage(row.workspaceId, row.id, {
+  const scope = verificationCursorScope(row.workspaceId, row.id);
+  const after = ctx.cursors.decode<VerificationPosition>(scope, input.cursor);
+  const rows = await ctx.stores.evidence.verificationsPage(row.workspaceId, row.id, {
     knownAt: END_OF_TIME,
     after: after && { recordedAt: after.r, id: after.i },
     limit: MAX_REFERENCES + 1,
   });
-  const shown = page.slice(0, MAX_REFERENCES);
-  const last = shown.at(-1);
-  return {
-    evidence: presentEvidence(row),
-    verifications: shown.map(presentVerification),
-    next_cursor:
-      page.length > MAX_REFERENCES && last ? ctx.cursors.encode(scope, { r: last.recordedAt, i: last.id }) : null,
-  };
+  return { evidence: presentEvidence(row), ...verificationPage(rows, ctx.cursors, scope) };
 }
 
 export async function verifyEvidence(

@@ -1,7 +1,12 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
 import { commits, workspaceHeads } from '../schema';
+
+/** The channel a write notifies, with its workspace id as payload. */
+export const COMMIT_CHANNEL = 'tms_commits';
+
+export type CommitRow = typeof commits.$inferSelect;
 
 export interface CommitStamp {
   sequence: number;
@@ -33,8 +38,20 @@ export class CommitStorage {
     return { sequence: Number(row.sequence), recordedAt: Number(row.recorded_at) };
   }
 
+  /** Record a commit and wake indexers (NOTIFY is delivered when the transaction commits). */
   async insert(row: typeof commits.$inferInsert): Promise<void> {
     await this.db.insert(commits).values(row);
+    await this.db.execute(sql`select pg_notify(${COMMIT_CHANNEL}, ${row.workspaceId})`);
+  }
+
+  /** Commits of a workspace after a sequence, in order. */
+  async after(workspaceId: string, sequence: number, limit: number): Promise<CommitRow[]> {
+    return this.db
+      .select()
+      .from(commits)
+      .where(and(eq(commits.workspaceId, workspaceId), gt(commits.sequence, sequence)))
+      .orderBy(asc(commits.sequence))
+      .limit(limit);
   }
 
   async head(workspaceId: string): Promise<CommitStamp | null> {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lte, or } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { evidence, verifications } from '../schema';
 
@@ -107,5 +107,40 @@ export class EvidenceStorage {
       .select()
       .from(verifications)
       .where(and(eq(verifications.workspaceId, workspaceId), inArray(verifications.id, [...ids])));
+  }
+
+  /**
+   * The first `perEvidence` verifications (oldest first) of each of several evidence items,
+   * recorded by `knownAt`: one statement for the lot (batched nested reads).
+   */
+  async firstVerificationsOf(
+    workspaceId: string,
+    evidenceIds: readonly string[],
+    knownAt: number,
+    perEvidence: number,
+  ): Promise<VerificationRow[]> {
+    if (evidenceIds.length === 0) return [];
+    const ranked = this.db
+      .select({
+        ...getTableColumns(verifications),
+        rank: sql<number>`row_number() over (partition by ${verifications.evidenceId} order by ${verifications.recordedAt}, ${verifications.id})`.as(
+          'rank',
+        ),
+      })
+      .from(verifications)
+      .where(
+        and(
+          eq(verifications.workspaceId, workspaceId),
+          inArray(verifications.evidenceId, [...evidenceIds]),
+          lte(verifications.recordedAt, knownAt),
+        ),
+      )
+      .as('ranked');
+    const rows = await this.db
+      .select()
+      .from(ranked)
+      .where(lte(ranked.rank, perEvidence))
+      .orderBy(asc(ranked.evidenceId), asc(ranked.recordedAt), asc(ranked.id));
+    return rows.map(({ rank: _rank, ...row }) => row);
   }
 }

@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { memories, revisions } from '../schema';
 
@@ -182,5 +182,53 @@ export class MemoryStorage {
       .select()
       .from(memories)
       .where(and(eq(memories.workspaceId, workspaceId), inArray(memories.id, [...ids])));
+  }
+
+  /** Every revision of several memories (the indexer's view of what changed). */
+  async revisionsOfMemories(workspaceId: string, memoryIds: readonly string[]): Promise<RevisionRow[]> {
+    if (memoryIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(revisions)
+      .where(and(eq(revisions.workspaceId, workspaceId), inArray(revisions.memoryId, [...memoryIds])));
+  }
+
+  /**
+   * The ledger alone answering a text query (recall while the search provider is down): current,
+   * valid, unpurged revisions in the namespaces whose text contains any of the terms as exact
+   * bytes, ordered by memory id.
+   */
+  async scanText(
+    workspaceId: string,
+    options: {
+      namespaceIds: readonly string[];
+      kinds?: readonly string[] | undefined;
+      terms: readonly string[];
+      asOf: number;
+      knownAt: number;
+      limit: number;
+    },
+  ): Promise<RevisionRow[]> {
+    const { namespaceIds, kinds, terms, asOf, knownAt, limit } = options;
+    if (namespaceIds.length === 0 || terms.length === 0) return [];
+    const matches = or(...terms.map((t) => sql`position(${Buffer.from(t, 'utf8')}::bytea in ${revisions.text}) > 0`));
+    return this.db
+      .select()
+      .from(revisions)
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          inArray(revisions.namespaceId, [...namespaceIds]),
+          kinds?.length ? inArray(revisions.kind, [...kinds] as MemoryRow['kind'][]) : undefined,
+          isNull(revisions.purgedAt),
+          lte(revisions.recordedAt, knownAt),
+          or(isNull(revisions.recordedUntil), gt(revisions.recordedUntil, knownAt)),
+          lte(revisions.validFrom, asOf),
+          or(isNull(revisions.validTo), gt(revisions.validTo, asOf)),
+          matches,
+        ),
+      )
+      .orderBy(asc(revisions.memoryId))
+      .limit(limit);
   }
 }

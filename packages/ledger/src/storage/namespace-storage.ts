@@ -104,6 +104,16 @@ export class NamespaceStorage {
       .orderBy(asc(grants.position));
   }
 
+  /** The grants on each of several namespaces (in their stored order), one statement for the lot. */
+  async grantsOnMany(workspaceId: string, namespaceIds: readonly string[]): Promise<GrantRow[]> {
+    if (namespaceIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(grants)
+      .where(and(eq(grants.workspaceId, workspaceId), inArray(grants.namespaceId, [...namespaceIds])))
+      .orderBy(asc(grants.namespaceId), asc(grants.position));
+  }
+
   /** Every grant held by one target anywhere in the workspace. */
   async grantsFor(workspaceId: string, targetKind: GrantRow['targetKind'], targetId: string): Promise<GrantRow[]> {
     return this.db
@@ -117,5 +127,14 @@ export class NamespaceStorage {
   async replaceGrants(workspaceId: string, namespaceId: string, rows: readonly GrantRow[]): Promise<void> {
     await this.db.delete(grants).where(and(eq(grants.workspaceId, workspaceId), eq(grants.namespaceId, namespaceId)));
     if (rows.length) await this.db.insert(grants).values([...rows]);
+  }
+
+  /** Every namespace below any of `ids` (not the namespaces themselves). */
+  async descendantsOf(workspaceId: string, ids: readonly string[]): Promise<NamespaceRow[]> {
+    if (ids.length === 0) return [];
+    return this.db
+      .select()
+      .from(namespaces)
+      .where(and(eq(namespaces.workspaceId, workspaceId), arrayOverlaps(namespaces.ancestorIds, [...ids])));
   }
 }

@@ -1,0 +1,68 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Database } from '../database';
+import { rowsOf } from '../rows';
+import { indexState } from '../schema';
+
+export interface IndexLag {
+  workspaceId: string;
+  headSequence: number;
+  indexedSequence: number;
+}
+
+/** The indexer's progress per workspace and provider. */
+export class IndexStateStorage {
+  constructor(private readonly db: Database) {}
+
+  async indexedSequence(workspaceId: string, provider: string): Promise<number> {
+    const rows = await this.db
+      .select({ sequence: indexState.indexedSequence })
+      .from(indexState)
+      .where(and(eq(indexState.workspaceId, workspaceId), eq(indexState.provider, provider)));
+    return rows[0]?.sequence ?? 0;
+  }
+
+  /** Move the indexed sequence forward (never back, whoever else advanced it). */
+  async advance(workspaceId: string, provider: string, sequence: number, now: number): Promise<void> {
+    await this.db
+      .insert(indexState)
+      .values({ workspaceId, provider, indexedSequence: sequence, updatedAt: now })
+      .onConflictDoUpdate({
+        target: [indexState.workspaceId, indexState.provider],
+        set: { indexedSequence: sql`greatest(${indexState.indexedSequence}, ${sequence})`, updatedAt: now },
+      });
+  }
+
+  /** Start over (rebuild). */
+  async reset(workspaceId: string, provider: string, now: number): Promise<void> {
+    await this.db
+      .insert(indexState)
+      .values({ workspaceId, provider, indexedSequence: 0, updatedAt: now })
+      .onConflictDoUpdate({ target: [indexState.workspaceId, indexState.provider], set: { indexedSequence: 0, updatedAt: now } });
+  }
+
+  /** Every workspace with its head and indexed sequence, optionally only those behind. */
+  async lag(provider: string, onlyBehind: boolean): Promise<IndexLag[]> {
+    const result = await this.db.execute(sql`
+      select h.workspace_id, h.sequence as head, coalesce(s.indexed_sequence, 0) as indexed
+        from workspace_heads h
+        left join index_state s on s.workspace_id = h.workspace_id and s.provider = ${provider}
+       where ${onlyBehind ? sql`h.sequence > coalesce(s.indexed_sequence, 0)` : sql`true`}
+       order by h.workspace_id`);
+    return rowsOf<{ workspace_id: string; head: string | number; indexed: string | number }>(result).map((r) => ({
+      workspaceId: r.workspace_id,
+      headSequence: Number(r.head),
+      indexedSequence: Number(r.indexed),
+    }));
+  }
+
+  /**
+   * Claim a workspace for this transaction: only one indexer works a workspace at a time, and
+   * the claim ends with the transaction (or with the process, if it dies).
+   */
+  async tryClaim(workspaceId: string): Promise<boolean> {
+    const result = await this.db.execute(
+      sql`select pg_try_advisory_xact_lock(hashtextextended(${`tms-indexer\u001f${workspaceId}`}, 0)) as claimed`,
+    );
+    return rowsOf<{ claimed: boolean }>(result)[0]?.claimed === true;
+  }
+}

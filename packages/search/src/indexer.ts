@@ -1,0 +1,152 @@
+import { COMMIT_CHANNEL, type Ledger, type RevisionRow, type Stores } from '@tms/ledger';
+import type { SearchDocument, SearchProvider } from './provider';
+
+export interface IndexerOptions {
+  /** Commits per batch. */
+  batchSize?: number;
+  /**
+   * Claim each workspace with a transaction-scoped advisory lock, so several indexer processes
+   * share the work. Off for the embedded PGlite ledger, where one process owns the database.
+   */
+  exclusive?: boolean;
+  /** Polling interval when no NOTIFY arrives (the fallback wake-up). */
+  pollMs?: number;
+  onBatch?: (event: { workspaceId: string; commits: number; documents: number; indexedSequence: number }) => void;
+  onError?: (error: unknown, attempt: number) => void;
+  /** Called between applying a batch and advancing the indexed sequence (tests crash here). */
+  beforeAdvance?: (workspaceId: string, sequence: number) => Promise<void> | void;
+}
+
+function toDocument(row: RevisionRow): SearchDocument {
+  return {
+    workspaceId: row.workspaceId,
+    revisionId: row.id,
+    memoryId: row.memoryId,
+    namespaceId: row.namespaceId,
+    kind: row.kind,
+    text: row.text ?? '',
+    validFrom: row.validFrom,
+    validTo: row.validTo,
+    recordedAt: row.recordedAt,
+    recordedUntil: row.recordedUntil,
+  };
+}
+
+/**
+ * Tails each workspace's commits in sequence order into a search provider. A batch is applied
+ * to the provider first and `indexed_sequence` advanced only after the provider confirmed it,
+ * so a crash at any point loses nothing (the batch is applied again, and documents are keyed by
+ * revision id, so nothing is duplicated).
+ */
+export class Indexer {
+  private readonly batchSize: number;
+  private readonly exclusive: boolean;
+  private readonly pollMs: number;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly ledger: Ledger,
+    readonly provider: SearchProvider,
+    private readonly options: IndexerOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 200;
+    this.exclusive = options.exclusive ?? ledger.driver === 'postgres';
+    this.pollMs = options.pollMs ?? 1000;
+  }
+
+  /** Index every workspace that is behind until all are caught up; returns commits indexed. */
+  async catchUp(): Promise<number> {
+    let total = 0;
+    for (const { workspaceId } of await this.ledger.stores.indexState.lag(this.provider.name, true)) {
+      for (;;) {
+        const indexed = await this.indexBatch(workspaceId);
+        total += indexed;
+        if (indexed === 0) break;
+      }
+    }
+    return total;
+  }
+
+  /** One batch of one workspace; 0 when nothing was left or another indexer holds it. */
+  async indexBatch(workspaceId: string): Promise<number> {
+    if (!this.exclusive) return this.batch(this.ledger.stores, workspaceId);
+    return this.ledger.transaction(async (stores) => {
+      if (!(await stores.indexState.tryClaim(workspaceId))) return 0;
+      return this.batch(stores, workspaceId);
+    });
+  }
+
+  private async batch(stores: Stores, workspaceId: string): Promise<number> {
+    const provider = this.provider.name;
+    const from = await stores.indexState.indexedSequence(workspaceId, provider);
+    const commits = await stores.commits.after(workspaceId, from, this.batchSize);
+    const last = commits.at(-1);
+    if (!last) return 0;
+    const memoryIds = [...new Set(commits.flatMap((c) => c.subjectIds.filter((id) => id.startsWith('mem_'))))];
+    // Documents reflect the ledger as it is now, which includes everything up to `last`.
+    const revisions = await stores.memories.revisionsOfMemories(workspaceId, memoryIds);
+    const upserts = revisions.filter((r) => r.purgedAt === null && r.text !== null).map(toDocument);
+    const deletes = revisions.filter((r) => r.purgedAt !== null || r.text === null).map((r) => r.id);
+    await this.provider.apply(workspaceId, { upserts, deletes });
+    await this.options.beforeAdvance?.(workspaceId, last.sequence);
+    await stores.indexState.advance(workspaceId, provider, last.sequence, Date.now() / 1000);
+    this.options.onBatch?.({
+      workspaceId,
+      commits: commits.length,
+      documents: upserts.length + deletes.length,
+      indexedSequence: last.sequence,
+    });
+    return commits.length;
+  }
+
+  /**
+   * Run until `stop()`: woken by NOTIFY on every commit, polling as the fallback, retrying
+   * with exponential backoff (capped at 30 s) while the provider or database fails.
+   */
+  async run(): Promise<void> {
+    const unlisten = await this.ledger.handle
+      .listen(COMMIT_CHANNEL, () => this.wake?.())
+      .catch(() => null);
+    let attempt = 0;
+    try {
+      await this.provider.prepare().catch(() => {});
+      while (!this.stopped) {
+        let delay = this.pollMs;
+        try {
+          if (attempt > 0) await this.provider.prepare();
+          await this.catchUp();
+          attempt = 0;
+        } catch (error) {
+          attempt += 1;
+          this.options.onError?.(error, attempt);
+          delay = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          // While failing, commits do not cut the backoff short.
+          this.wake =
+            attempt === 0 || this.stopped
+              ? () => {
+                  clearTimeout(timer);
+                  resolve();
+                }
+              : null;
+        });
+        this.wake = null;
+      }
+    } finally {
+      await unlisten?.().catch(() => {});
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  /** Whether `run` has been asked to stop. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+}

@@ -1,0 +1,18 @@
+import type { SearchProvider } from './provider';
+import { SearchUnavailableError } from './provider';
+
+/** Indexing disabled (`SEARCH_PROVIDER=none`): nothing is indexed and searching is unavailable. */
+export class NoSearchProvider implements SearchProvider {
+  readonly name = 'none' as const;
+  async prepare(): Promise<void> {}
+  async apply(): Promise<void> {
+    throw new SearchUnavailableError('indexing is disabled');
+  }
+  async search(): Promise<never> {
+    throw new SearchUnavailableError('indexing is disabled');
+  }
+  async clear(): Promise<void> {}
+  async indexedRevisionIds(): Promise<string[]> {
+    return [];
+  }
+}

@@ -1,0 +1,163 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DRIVERS, type Harness, startHarness } from './harness';
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const budget = { max_items: 10, max_context_chars: 10000 };
+
+describe.each(DRIVERS)('recall with the embedded indexer (%s)', (driver) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ driver, env: { INDEXER: 'embedded' } });
+  });
+  afterAll(() => h?.close());
+
+  it('finds a memory once its commit is indexed, and says pending beyond the ledger', async () => {
+    const { api } = await h.workspace();
+    const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'notes' })).body.namespace;
+    const created = await api.post('/v1/memories', {
+      namespace_id: ns.id,
+      kind: 'claim',
+      text: 'The quokka lives on Rottnest Island.',
+      valid_from: 0,
+    });
+    const sequence = created.body.commit.sequence;
+    const found = await api.post('/v1/recall', {
+      namespace_ids: [ns.id],
+      query: 'quokka island',
+      budget,
+      min_sequence: sequence,
+      wait_ms: 5000,
+    });
+    expect(found.status).toBe(200);
+    expect(found.body.status).toBe('complete');
+    expect(found.body.indexed_sequence).toBeGreaterThanOrEqual(sequence);
+    expect(found.body.items.map((i: { memory: { id: string } }) => i.memory.id)).toEqual([created.body.memory.id]);
+    expect(found.body.context_chars).toBe('The quokka lives on Rottnest Island.'.length);
+
+    const beyond = await api.post('/v1/recall', {
+      namespace_ids: [ns.id],
+      query: 'quokka',
+      budget,
+      min_sequence: sequence + 1000,
+    });
+    expect(beyond.body.status).toBe('pending');
+    const asError = await api.post('/v1/recall', {
+      namespace_ids: [ns.id],
+      query: 'quokka',
+      budget,
+      min_sequence: sequence + 1000,
+      on_pending: 'error',
+    });
+    expect(asError.status).toBe(409);
+    expect(asError.body.error).toMatchObject({ code: 'projection_pending', retryable: true, retry_after_seconds: 1 });
+  });
+
+  it('respects the context budget exactly and reports partial when it cuts', async () => {
+    const { api } = await h.workspace();
+    const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'n' })).body.namespace;
+    let last = 0;
+    for (const text of ['zebra one', 'zebra two two', 'zebra three three three']) {
+      last = (await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text, valid_from: 0 })).body.commit
+        .sequence;
+    }
+    const res = await api.post('/v1/recall', {
+      namespace_ids: [ns.id],
+      query: 'zebra',
+      budget: { max_items: 10, max_context_chars: 22 },
+      min_sequence: last,
+      wait_ms: 5000,
+    });
+    expect(res.body.context_chars).toBeLessThanOrEqual(22);
+    expect(res.body.items.reduce((n: number, i: { revision: { text: string } }) => n + i.revision.text.length, 0)).toBe(
+      res.body.context_chars,
+    );
+    expect(res.body.status).toBe('partial');
+  });
+});
+
+describe.each(DRIVERS)('recall never leaks what the ledger refuses (%s, indexer paused)', (driver) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ driver });
+  });
+  afterAll(() => h?.close());
+
+  it('drops purged, retracted and unreadable candidates although the index still holds them', async () => {
+    const { api, owner } = await h.workspace();
+    const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'n' })).body.namespace;
+    const keep = await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: 'walrus keep', valid_from: 0 });
+    const purge = await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: 'walrus purge', valid_from: 0 });
+    const retract = await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: 'walrus retract', valid_from: 0 });
+    const { Indexer } = await import('@tms/search');
+    const { PostgresSearchProvider } = await import('@tms/search');
+    const provider = new PostgresSearchProvider(h.gateway.ledger.handle.db);
+    await provider.prepare();
+    await new Indexer(h.gateway.ledger, provider).catchUp();
+    const ws = api.workspace as string;
+    expect(await provider.indexedRevisionIds(ws)).toHaveLength(3);
+
+    // The indexer is not running now: the index keeps all three.
+    await api.post(`/v1/memories/${purge.body.memory.id}/forget`, { mode: 'purge', expected_generation: 1 });
+    await api.post(`/v1/memories/${retract.body.memory.id}/forget`, { mode: 'retract', expected_generation: 1 });
+    expect(await provider.indexedRevisionIds(ws)).toHaveLength(3);
+
+    const res = await api.post('/v1/recall', { namespace_ids: [ns.id], query: 'walrus', budget });
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((i: { memory: { id: string } }) => i.memory.id)).toEqual([keep.body.memory.id]);
+    expect(res.text).not.toContain('walrus purge');
+
+    // A member without read gets not_found for the namespace, as everywhere.
+    const other = await h.human();
+    await api.put(`/v1/workspaces/${ws}/members`, {
+      members: [
+        { actor_id: owner.actorId, role: 'admin' },
+        { actor_id: other.actorId, role: 'member' },
+      ],
+    });
+    const stranger = await other.api(ws);
+    const denied = await stranger.post('/v1/recall', { namespace_ids: [ns.id], query: 'walrus', budget });
+    expect(denied.status).toBe(404);
+
+    // One indexer cycle later the purged and retracted documents have left the index.
+    await new Indexer(h.gateway.ledger, provider).catchUp();
+    const left = await provider.indexedRevisionIds(ws);
+    expect(left).not.toContain(purge.body.revision.id);
+  });
+});
+
+describe('recall with Meilisearch unreachable', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({
+      driver: 'pglite',
+      env: { SEARCH_PROVIDER: 'meilisearch', MEILI_URL: `http://127.0.0.1:${await closedPort()}`, INDEXER: 'embedded' },
+    });
+  });
+  afterAll(() => h?.close());
+
+  it('answers degraded with what the ledger alone gives, and the indexer keeps retrying', async () => {
+    const { api } = await h.workspace();
+    const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'n' })).body.namespace;
+    const created = await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: 'Narwhal tusks', valid_from: 0 });
+    const res = await api.post('/v1/recall', { namespace_ids: [ns.id], query: 'narwhal', budget });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('degraded');
+    // Commits without memories need no documents; the memory's commit cannot be indexed.
+    expect(res.body.indexed_sequence).toBeLessThan(created.body.commit.sequence);
+    expect(res.body.items.map((i: { memory: { id: string } }) => i.memory.id)).toEqual([created.body.memory.id]);
+    // The embedded indexer failed and backs off: its error counter grows, nothing is indexed.
+    await new Promise((r) => setTimeout(r, 1500));
+    const metrics = await h.api.get('/metrics');
+    const errors = Number(/tms_indexer_errors_total (\d+)/.exec(metrics.text)?.[1] ?? '0');
+    expect(errors).toBeGreaterThanOrEqual(1);
+    expect(h.logs.some((l) => l.includes('retrying with backoff'))).toBe(true);
+  });
+});

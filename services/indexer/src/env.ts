@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+const schema = z
+  .object({
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
+    MEILI_URL: z.url().optional(),
+    MEILI_API_KEY: z.string().optional(),
+    INDEXER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
+    INDEXER_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
+    /** Port of the indexer's own /metrics and /healthz; 0 picks one, unset serves none. */
+    INDEXER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
+      ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
+    }
+  });
+
+export type IndexerEnv = z.infer<typeof schema>;
+
+/** Parse the environment once at boot; every problem is listed, then the process stops. */
+export function parseEnv(source: Record<string, string | undefined>): IndexerEnv {
+  const result = schema.safeParse(source);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+}

@@ -1,0 +1,65 @@
+import http from 'node:http';
+import { searchProviderFor } from '@tms/composition';
+import { Ledger } from '@tms/ledger';
+import { Indexer, indexerMetrics } from '@tms/search';
+import pino from 'pino';
+import { parseEnv } from './env';
+import { Registry } from 'prom-client';
+
+let env: ReturnType<typeof parseEnv>;
+try {
+  env = parseEnv(process.env);
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
+
+const logger = pino({ level: env.LOG_LEVEL });
+const ledger = await Ledger.open({ databaseUrl: env.DATABASE_URL, maxConnections: 4 });
+const provider = searchProviderFor(
+  { ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' },
+  ledger,
+);
+const registry = new Registry();
+const metrics = indexerMetrics(registry, ledger, provider.name);
+const indexer = new Indexer(ledger, provider, {
+  exclusive: true,
+  batchSize: env.INDEXER_BATCH_SIZE,
+  pollMs: env.INDEXER_POLL_MS,
+  onBatch: (event) => {
+    metrics.onBatch(event);
+    logger.info(event, 'indexed');
+  },
+  onError: (error, attempt) => {
+    metrics.onError();
+    logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff');
+  },
+});
+
+if (env.INDEXER_METRICS_PORT !== undefined) {
+  const server = http.createServer(async (req, res) => {
+    if (req.url === '/metrics') {
+      res.writeHead(200, { 'content-type': registry.contentType });
+      res.end(await registry.metrics());
+    } else if (req.url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  server.listen(env.INDEXER_METRICS_PORT);
+  server.unref();
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    logger.info({ signal }, 'stopping');
+    indexer.stop();
+  });
+}
+
+logger.info({ provider: provider.name }, 'indexer started');
+await indexer.run();
+await ledger.close();
+logger.info('indexer stopped');
