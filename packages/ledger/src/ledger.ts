@@ -50,7 +50,11 @@ export class Ledger {
     }
   }
 
+  private closing: Promise<void> | null = null;
+
+  /** Close the database (once; later calls wait for the first). */
   close(): Promise<void> {
-    return this.handle.close();
+    this.closing ??= this.handle.close();
+    return this.closing;
   }
 }

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodePathKey, encodePathKey, type EvidenceRow, Ledger, type RevisionRow, schema } from '../src/index';
+import { decodePathKey, type EvidenceRow, encodePathKey, Ledger, type RevisionRow, schema } from '../src/index';
 
 type Driver = 'pglite' | 'postgres';
 const DRIVERS: Driver[] = ['pglite', 'postgres'];
@@ -269,7 +269,14 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
       const ledgerTables = tables.map((t) => t.table_name).filter((name) => !DIRECTORY_TABLES.has(name));
       // The guard must actually look at the ledger tables.
       expect(ledgerTables).toEqual(
-        expect.arrayContaining(['commits', 'evidence', 'grants', 'idempotency_records', 'revisions', 'workspace_heads']),
+        expect.arrayContaining([
+          'commits',
+          'evidence',
+          'grants',
+          'idempotency_records',
+          'revisions',
+          'workspace_heads',
+        ]),
       );
       const failures: string[] = [];
       for (const table of ledgerTables) {
@@ -277,7 +284,8 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
         if (!own.some((k) => k.is_primary)) failures.push(`${table}: no primary key`);
         for (const key of own) {
           // An expression column (attnum 0) leaves an empty name; workspace_id must be a plain column.
-          if (!key.columns.split(',').includes('workspace_id')) failures.push(`${table}.${key.index_name}: ${key.columns}`);
+          if (!key.columns.split(',').includes('workspace_id'))
+            failures.push(`${table}.${key.index_name}: ${key.columns}`);
         }
       }
       expect(failures).toEqual([]);
@@ -300,7 +308,11 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
       const ws = 'ws_utf8';
       for (const [i, text] of samples.entries()) {
         await ledger.stores.evidence.insert(
-          evidenceRow(ws, `ev_${i}`, { excerpt: text, sourceLocator: `loc\u0000${text}`, excerptSha256: `${i}`.repeat(64).slice(0, 64) }),
+          evidenceRow(ws, `ev_${i}`, {
+            excerpt: text,
+            sourceLocator: `loc\u0000${text}`,
+            excerptSha256: `${i}`.repeat(64).slice(0, 64),
+          }),
         );
         await ledger.stores.memories.insert(
           {
@@ -345,7 +357,15 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
           subjectIds: [],
         });
         await ledger.stores.memories.insert(
-          { workspaceId: ws, id: `mem_t${i}`, namespaceId: 'ns_1', kind: 'claim', generation: 1, createdAt: t, purgedAt: null },
+          {
+            workspaceId: ws,
+            id: `mem_t${i}`,
+            namespaceId: 'ns_1',
+            kind: 'claim',
+            generation: 1,
+            createdAt: t,
+            purgedAt: null,
+          },
           revisionRow(ws, `rev_t${i}`, { memoryId: `mem_t${i}`, validFrom: t, validTo: t + 1, recordedAt: t }),
         );
       }

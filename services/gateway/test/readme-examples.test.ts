@@ -10,7 +10,9 @@ const README = path.resolve(import.meta.dirname, '../../../README.md');
 
 function example(name: string): string {
   const text = fs.readFileSync(README, 'utf8');
-  const match = new RegExp(`<!-- example:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\`\\n<!-- /example:${name} -->`).exec(text);
+  const match = new RegExp(
+    `<!-- example:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\`\\n<!-- /example:${name} -->`,
+  ).exec(text);
   if (!match?.[1]) throw new Error(`README has no example block ${name}`);
   return match[1];
 }
@@ -18,7 +20,7 @@ function example(name: string): string {
 describe('README examples', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ driver: 'pglite' });
+    h = await startHarness({ driver: 'pglite', env: { INDEXER: 'embedded' } });
   });
   afterAll(() => h?.close());
 
@@ -26,14 +28,16 @@ describe('README examples', () => {
     expect(example('quickstart')).toBe(quickstartScript());
   });
 
-  it('runs as written: quickstart then changing memories', async () => {
+  it('runs as written: quickstart, recall, then changing memories', async () => {
     const human = await h.human();
-    const script = `set -euo pipefail\n${example('quickstart')}\n${example('lifecycle')}\n`;
+    const script = `set -euo pipefail\n${example('quickstart')}\n${example('recall')}\n${example('lifecycle')}\n`;
     const { stdout } = await promisify(execFile)('bash', ['-c', script], {
       env: { ...process.env, TMS_URL: h.url, TOKEN: await human.token() },
     });
     const lines = stdout.trim().split('\n');
     expect(stdout).toContain('"verified"');
+    expect(stdout).toContain('"status": "complete"');
+    expect(stdout).toContain('"Ana ordered mint tea at the cafe."');
     expect(stdout).toContain('"status": "asserted"');
     expect(stdout).toContain('"text": "Ana prefers green tea."');
     expect(stdout).toContain('"commit": null');

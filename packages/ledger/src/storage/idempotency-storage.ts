@@ -38,6 +38,8 @@ export class IdempotencyStorage {
     await this.db
       .update(idempotencyRecords)
       .set({ body: '', status: 404 })
-      .where(and(eq(idempotencyRecords.workspaceId, workspaceId), arrayOverlaps(idempotencyRecords.subjectIds, [...ids])));
+      .where(
+        and(eq(idempotencyRecords.workspaceId, workspaceId), arrayOverlaps(idempotencyRecords.subjectIds, [...ids])),
+      );
   }
 }

@@ -37,7 +37,10 @@ export class IndexStateStorage {
     await this.db
       .insert(indexState)
       .values({ workspaceId, provider, indexedSequence: 0, updatedAt: now })
-      .onConflictDoUpdate({ target: [indexState.workspaceId, indexState.provider], set: { indexedSequence: 0, updatedAt: now } });
+      .onConflictDoUpdate({
+        target: [indexState.workspaceId, indexState.provider],
+        set: { indexedSequence: 0, updatedAt: now },
+      });
   }
 
   /** Every workspace with its head and indexed sequence, optionally only those behind. */

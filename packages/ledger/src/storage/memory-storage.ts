@@ -160,7 +160,11 @@ export class MemoryStorage {
   }
 
   /** The highest generation of each memory recorded by `knownAt`. */
-  async generationsAt(workspaceId: string, memoryIds: readonly string[], knownAt: number): Promise<Map<string, number>> {
+  async generationsAt(
+    workspaceId: string,
+    memoryIds: readonly string[],
+    knownAt: number,
+  ): Promise<Map<string, number>> {
     if (memoryIds.length === 0) return new Map();
     const rows = await this.db
       .select({ memoryId: revisions.memoryId, generation: max(revisions.generation) })
