@@ -1,6 +1,6 @@
 export { Indexer, type IndexerOptions } from './indexer';
-export { indexerMetrics } from './metrics';
 export { MeilisearchProvider } from './meilisearch-provider';
+export { indexerMetrics } from './metrics';
 export { NoSearchProvider } from './none-provider';
 export { PostgresSearchProvider } from './postgres-provider';
 export {

@@ -105,9 +105,7 @@ export class Indexer {
    * with exponential backoff (capped at 30 s) while the provider or database fails.
    */
   async run(): Promise<void> {
-    const unlisten = await this.ledger.handle
-      .listen(COMMIT_CHANNEL, () => this.wake?.())
-      .catch(() => null);
+    const unlisten = await this.ledger.handle.listen(COMMIT_CHANNEL, () => this.wake?.()).catch(() => null);
     let attempt = 0;
     try {
       await this.provider.prepare().catch(() => {});

@@ -62,7 +62,9 @@ export class MeilisearchProvider implements SearchProvider {
 
   async prepare(): Promise<void> {
     await this.guard('prepare', async () => {
-      const created = await this.client.createIndex(this.indexUid, { primaryKey: 'id' }).waitTask({ timeout: this.timeoutMs });
+      const created = await this.client
+        .createIndex(this.indexUid, { primaryKey: 'id' })
+        .waitTask({ timeout: this.timeoutMs });
       // An index that already exists fails creation with index_already_exists: that is fine.
       if (created.status === 'failed' && created.error?.code !== 'index_already_exists') {
         throw new Error(created.error?.message ?? 'index creation failed');
@@ -92,7 +94,11 @@ export class MeilisearchProvider implements SearchProvider {
   async apply(workspaceId: string, batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] }) {
     await this.guard('apply', async () => {
       if (batch.deletes.length) {
-        await this.settled(this.index().deleteDocuments([...batch.deletes]).waitTask({ timeout: this.timeoutMs }));
+        await this.settled(
+          this.index()
+            .deleteDocuments([...batch.deletes])
+            .waitTask({ timeout: this.timeoutMs }),
+        );
       }
       if (batch.upserts.length) {
         const documents = batch.upserts.map(

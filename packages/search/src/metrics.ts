@@ -13,7 +13,11 @@ export function indexerMetrics(registry: Registry, ledger: Ledger, provider: str
     help: 'Search documents written or deleted',
     registers: [registry],
   });
-  const errors = new Counter({ name: 'tms_indexer_errors_total', help: 'Failed indexing attempts', registers: [registry] });
+  const errors = new Counter({
+    name: 'tms_indexer_errors_total',
+    help: 'Failed indexing attempts',
+    registers: [registry],
+  });
   new Gauge({
     name: 'tms_indexer_lag_commits',
     help: 'Commits recorded in the ledger but not yet indexed, summed over workspaces',

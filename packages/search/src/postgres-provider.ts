@@ -5,10 +5,11 @@ import { queryTerms, type SearchDocument, type SearchHit, type SearchProvider, t
 const rowsOf = <T>(result: unknown): T[] =>
   Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
 
-const list = (values: readonly string[]): SQL => sql.join(
-  values.map((v) => sql`${v}`),
-  sql`, `,
-);
+const list = (values: readonly string[]): SQL =>
+  sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  );
 
 /**
  * Embedded full-text search: a `tsvector` + GIN index in its own schema (`search`), beside the
@@ -41,7 +42,10 @@ export class PostgresSearchProvider implements SearchProvider {
     );
   }
 
-  async apply(workspaceId: string, batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] }): Promise<void> {
+  async apply(
+    workspaceId: string,
+    batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] },
+  ): Promise<void> {
     await this.db.transaction(async (tx) => {
       if (batch.deletes.length) {
         await tx.execute(
