@@ -1,6 +1,6 @@
 import { codePointLength, type OperationInput, type OperationOutput, type recall } from '@tms/catalog';
 import type { NamespaceRow, RevisionRow } from '@tms/ledger';
-import { queryTerms, SearchUnavailableError } from '@tms/search';
+import { SearchUnavailableError } from '@tms/search';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentRevision } from '../present';
@@ -23,10 +23,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * refilled from further index pages within a fixed budget; when that budget runs out the
  * answer says `partial`, never that nothing more exists.
  */
-export async function recallMemories(
-  input: OperationInput<typeof recall>,
-  ctx: HandlerContext,
-): Promise<RecallOutput> {
+export async function recallMemories(input: OperationInput<typeof recall>, ctx: HandlerContext): Promise<RecallOutput> {
   const access = requireAccess(ctx);
   const ws = access.workspaceId;
   const namespaces = await readableScope(ctx, input.namespace_ids, input.include_descendants);
@@ -161,8 +158,12 @@ async function decideInLedger(
   return decided;
 }
 
-/** Query terms for the ledger scan: as typed and lowercased (the scan is byte-exact). */
+/** Query words for the byte-exact ledger scan: as typed, lowercase, capitalized and uppercase. */
 function ledgerTerms(query: string): string[] {
-  const typed = query.match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set([...typed, ...queryTerms(query)])].slice(0, 32);
+  const typed = (query.match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 16);
+  const variants = typed.flatMap((w) => {
+    const lower = w.toLowerCase();
+    return [w, lower, lower.charAt(0).toUpperCase() + lower.slice(1), w.toUpperCase()];
+  });
+  return [...new Set(variants)].slice(0, 64);
 }
