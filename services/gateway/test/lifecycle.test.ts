@@ -10,9 +10,19 @@ async function setup(h: Harness) {
 }
 
 async function createMemory(api: ApiClient, namespaceId: string, text: string, extra: object = {}) {
-  const res = await api.post('/v1/memories', { namespace_id: namespaceId, kind: 'claim', text, valid_from: 0, ...extra });
+  const res = await api.post('/v1/memories', {
+    namespace_id: namespaceId,
+    kind: 'claim',
+    text,
+    valid_from: 0,
+    ...extra,
+  });
   expect(res.status).toBe(200);
-  return res.body as { memory: { id: string; generation: number }; revision: { id: string }; commit: { recorded_at: number } };
+  return res.body as {
+    memory: { id: string; generation: number };
+    revision: { id: string };
+    commit: { recorded_at: number };
+  };
 }
 
 describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
@@ -54,25 +64,55 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
   it('refuses a stale expected_generation with conflict and replays each new mutation by key', async () => {
     const { api, ns } = await setup(h);
     const created = await createMemory(api, ns.id, 'v1');
-    const stale = await api.post(`/v1/memories/${created.memory.id}/corrections`, { expected_generation: 2, text: 'x' });
+    const stale = await api.post(`/v1/memories/${created.memory.id}/corrections`, {
+      expected_generation: 2,
+      text: 'x',
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.error.code).toBe('conflict');
 
     const key = freshKey();
-    const first = await api.post(`/v1/memories/${created.memory.id}/corrections`, { expected_generation: 1, text: 'v2' }, { idem: key });
-    const again = await api.post(`/v1/memories/${created.memory.id}/corrections`, { expected_generation: 1, text: 'v2' }, { idem: key });
+    const first = await api.post(
+      `/v1/memories/${created.memory.id}/corrections`,
+      { expected_generation: 1, text: 'v2' },
+      { idem: key },
+    );
+    const again = await api.post(
+      `/v1/memories/${created.memory.id}/corrections`,
+      { expected_generation: 1, text: 'v2' },
+      { idem: key },
+    );
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
-    const changed = await api.post(`/v1/memories/${created.memory.id}/corrections`, { expected_generation: 1, text: 'v3' }, { idem: key });
+    const changed = await api.post(
+      `/v1/memories/${created.memory.id}/corrections`,
+      { expected_generation: 1, text: 'v3' },
+      { idem: key },
+    );
     expect(changed.body.error.code).toBe('idempotency_conflict');
 
+    const staleForget = await api.post(`/v1/memories/${created.memory.id}/forget`, {
+      mode: 'purge',
+      expected_generation: 1,
+    });
+    expect(staleForget.body.error.code).toBe('conflict');
     const retractKey = freshKey();
-    const retract = await api.post(`/v1/memories/${created.memory.id}/forget`, { mode: 'retract', expected_generation: 2 }, { idem: retractKey });
+    const retract = await api.post(
+      `/v1/memories/${created.memory.id}/forget`,
+      { mode: 'retract', expected_generation: 2 },
+      { idem: retractKey },
+    );
     expect(retract.status).toBe(200);
-    const retractAgain = await api.post(`/v1/memories/${created.memory.id}/forget`, { mode: 'retract', expected_generation: 2 }, { idem: retractKey });
+    const retractAgain = await api.post(
+      `/v1/memories/${created.memory.id}/forget`,
+      { mode: 'retract', expected_generation: 2 },
+      { idem: retractKey },
+    );
     expect(retractAgain.text).toBe(retract.text);
     expect((await api.get(`/v1/memories/${created.memory.id}`)).status).toBe(404);
-    const earlier = await api.get(`/v1/memories/${created.memory.id}`, { query: { known_at: retract.body.commit.recorded_at - 0.0001 } });
+    const earlier = await api.get(`/v1/memories/${created.memory.id}`, {
+      query: { known_at: retract.body.commit.recorded_at - 0.0001 },
+    });
     expect(earlier.body.view.revision.text).toBe('v2');
   });
 
@@ -80,9 +120,15 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
     const { api, ns } = await setup(h);
     const base = await createMemory(api, ns.id, 'base fact');
     const dependent = await createMemory(api, ns.id, 'derived fact', { support_revision_ids: [base.revision.id] });
-    const head = await h.gateway.ledger.stores.commits.head((await api.get('/v1/me')).body.workspace_id ?? api.workspace ?? '');
+    const head = await h.gateway.ledger.stores.commits.head(
+      (await api.get('/v1/me')).body.workspace_id ?? api.workspace ?? '',
+    );
 
-    const dry = await api.post(`/v1/memories/${base.memory.id}/corrections`, { expected_generation: 1, text: 'new', dry_run: true });
+    const dry = await api.post(`/v1/memories/${base.memory.id}/corrections`, {
+      expected_generation: 1,
+      text: 'new',
+      dry_run: true,
+    });
     expect(dry.status).toBe(200);
     expect(dry.body.commit).toBeNull();
     expect(dry.body.invalidated_revision_ids).toEqual([dependent.revision.id]);
@@ -100,7 +146,9 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
       cause_revision_id: base.revision.id,
       reason: 'support_corrected',
     });
-    const staleBefore = await api.get(`/v1/memories/${dependent.memory.id}`, { query: { known_at: dependent.commit.recorded_at } });
+    const staleBefore = await api.get(`/v1/memories/${dependent.memory.id}`, {
+      query: { known_at: dependent.commit.recorded_at },
+    });
     expect(staleBefore.body.view.stale).toBe(false);
     expect(staleBefore.body.view.revision.invalidation).toBeNull();
     const listed = await api.get('/v1/memories', { query: { namespace_id: ns.id } });
@@ -116,19 +164,34 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
     const dependent = await createMemory(api, ns.id, 'depends', { support_revision_ids: [] });
     expect(dependent.memory.id).toBeTruthy();
     const purgeKey = freshKey();
-    const purge = await api.post(`/v1/memories/${created.memory.id}/forget`, { mode: 'purge', expected_generation: 2 }, { idem: purgeKey });
+    const purge = await api.post(
+      `/v1/memories/${created.memory.id}/forget`,
+      { mode: 'purge', expected_generation: 2 },
+      { idem: purgeKey },
+    );
     expect(purge.status).toBe(200);
     expect(Object.keys(purge.body).sort()).toEqual(['commit', 'receipt']);
     expect(purge.body.receipt.erased_text_sha256).toEqual([sha256Hex(`${secret} v1`), sha256Hex(`${secret} v2`)]);
     expect(purge.body.receipt.revision_ids).toHaveLength(2);
     expect(purge.body.receipt.recorded_at).toBe(purge.body.commit.recorded_at);
-    const replay = await api.post(`/v1/memories/${created.memory.id}/forget`, { mode: 'purge', expected_generation: 2 }, { idem: purgeKey });
+    const replay = await api.post(
+      `/v1/memories/${created.memory.id}/forget`,
+      { mode: 'purge', expected_generation: 2 },
+      { idem: purgeKey },
+    );
     expect(replay.text).toBe(purge.text);
 
     expect((await api.get(`/v1/memories/${created.memory.id}`)).status).toBe(404);
-    expect((await api.get(`/v1/memories/${created.memory.id}`, { query: { known_at: created.commit.recorded_at } })).status).toBe(404);
-    expect((await api.get(`/v1/memories/${created.memory.id}/history`, { query: { known_at: created.commit.recorded_at } })).status).toBe(404);
-    const listed = await api.get('/v1/memories', { query: { namespace_id: ns.id, known_at: created.commit.recorded_at } });
+    expect(
+      (await api.get(`/v1/memories/${created.memory.id}`, { query: { known_at: created.commit.recorded_at } })).status,
+    ).toBe(404);
+    expect(
+      (await api.get(`/v1/memories/${created.memory.id}/history`, { query: { known_at: created.commit.recorded_at } }))
+        .status,
+    ).toBe(404);
+    const listed = await api.get('/v1/memories', {
+      query: { namespace_id: ns.id, known_at: created.commit.recorded_at },
+    });
     expect(listed.body.items.map((i: { memory: { id: string } }) => i.memory.id)).not.toContain(created.memory.id);
 
     // Nothing of the text is left anywhere in the database.
@@ -146,8 +209,14 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
       const column = sql.identifier(column_name);
       const table = sql.identifier(table_name);
       const asText =
-        data_type === 'bytea' ? sql`encode(${column}, 'escape')` : data_type === 'ARRAY' ? sql`${column}::text` : sql`${column}::text`;
-      const found = await db.execute(sql`select count(*)::int as n from ${table} where ${asText} like ${`%${secret}%`}`);
+        data_type === 'bytea'
+          ? sql`encode(${column}, 'escape')`
+          : data_type === 'ARRAY'
+            ? sql`${column}::text`
+            : sql`${column}::text`;
+      const found = await db.execute(
+        sql`select count(*)::int as n from ${table} where ${asText} like ${`%${secret}%`}`,
+      );
       const n = (Array.isArray(found) ? found : (found as { rows: { n: number }[] }).rows)[0] as { n: number };
       expect(n.n, `${table_name}.${column_name}`).toBe(0);
     }
@@ -168,8 +237,12 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
     const dry = await api.post(`/v1/evidence/${evidence.id}/forget`, { dry_run: true });
     expect(dry.body.commit).toBeNull();
     expect((await api.get(`/v1/evidence/${evidence.id}`)).status).toBe(200);
-    const forget = await api.post(`/v1/evidence/${evidence.id}/forget`, {});
+    const forgetKey = freshKey();
+    const forget = await api.post(`/v1/evidence/${evidence.id}/forget`, {}, { idem: forgetKey });
     expect(forget.status).toBe(200);
+    const forgetReplay = await api.post(`/v1/evidence/${evidence.id}/forget`, {}, { idem: forgetKey });
+    expect(forgetReplay.text).toBe(forget.text);
+    expect((await api.post(`/v1/evidence/${evidence.id}/forget`, {})).status).toBe(404);
     expect(forget.body.receipt).toMatchObject({
       evidence_id: evidence.id,
       mode: 'purge',
@@ -207,12 +280,18 @@ describe.each(DRIVERS)('memory lifecycle (%s)', (driver) => {
         verdict: 'verified',
       })
     ).body.verification;
-    const attest = await api.post(`/v1/memories/${memory.memory.id}/attestations`, {
-      expected_generation: 1,
-      evidence_ids: [evidence.id],
-      verification_ids: [verification.id],
+    const attestBody = { expected_generation: 1, evidence_ids: [evidence.id], verification_ids: [verification.id] };
+    const stale = await api.post(`/v1/memories/${memory.memory.id}/attestations`, {
+      ...attestBody,
+      expected_generation: 3,
     });
+    expect(stale.body.error.code).toBe('conflict');
+    const key = freshKey();
+    const attest = await api.post(`/v1/memories/${memory.memory.id}/attestations`, attestBody, { idem: key });
     expect(attest.status).toBe(200);
+    const replay = await api.post(`/v1/memories/${memory.memory.id}/attestations`, attestBody, { idem: key });
+    expect(replay.text).toBe(attest.text);
+    expect((await api.get(`/v1/memories/${memory.memory.id}/history`)).body.revisions).toHaveLength(2);
     expect(attest.body.revision.status).toBe('asserted');
     expect(attest.body.revision.generation).toBe(2);
     expect(attest.body.revision.attestation).toMatchObject({
