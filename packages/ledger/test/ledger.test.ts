@@ -303,7 +303,7 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
         '\u0000\u0000\u0001',
         '\u{1F600}\u{10FFFF}\u{10000}',
         'é\u0000\u{1F4A9}\u200D\uFEFF\r\n\t',
-        'x'.repeat(1000) + '\u0000' + '\u{1D11E}'.repeat(500),
+        `${'x'.repeat(1000)}\u0000${'\u{1D11E}'.repeat(500)}`,
       ];
       const ws = 'ws_utf8';
       for (const [i, text] of samples.entries()) {

@@ -63,6 +63,8 @@ export class Indexer {
         const indexed = await this.indexBatch(workspaceId);
         total += indexed;
         if (indexed === 0) break;
+        // PGlite answers within the microtask queue: yield so requests in the same process run.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }
     return total;
