@@ -1,0 +1,382 @@
+import { z } from 'zod';
+import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from './errors';
+import { OPERATION_LIMITS } from './limits';
+import type { OperationSpec } from './operation';
+import { OPERATIONS } from './operations';
+import { commitSchema, idSchema, workspaceIdSchema } from './primitives';
+import {
+  actorSchema,
+  attestationSchema,
+  evidenceDeletionReceiptSchema,
+  evidenceSchema,
+  grantSchema,
+  grantTargetSchema,
+  invalidationSchema,
+  memberSchema,
+  memoryDeletionReceiptSchema,
+  memoryListItemSchema,
+  memorySchema,
+  memoryViewSchema,
+  namespaceSchema,
+  revisionSchema,
+  verificationSchema,
+  workspaceSchema,
+} from './resources';
+
+/**
+ * The OpenAPI 3.1 description of the /v1 REST mirror, derived from the operation catalog only:
+ * paths, parameters, bodies and bounds come from the zod schemas, attributes from each
+ * operation's entry, errors from ERROR_TABLE and limits from OPERATION_LIMITS.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+const JSON_MEDIA_TYPE = 'application/json';
+const SECURITY_SCHEME = 'bearer';
+
+const schemaRef = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const parameterRef = (name: string): JsonObject => ({ $ref: `#/components/parameters/${name}` });
+const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
+const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
+
+/** Deep copy with object keys in code-unit order, so equal values serialise identically. */
+export function sortKeysDeep(value: Json): Json {
+  if (Array.isArray(value)) return value.map(sortKeysDeep);
+  if (value !== null && typeof value === 'object') {
+    const out: JsonObject = {};
+    for (const key of Object.keys(value).sort()) out[key] = sortKeysDeep(value[key] as Json);
+    return out;
+  }
+  return value;
+}
+
+function canonical(value: Json): string {
+  return JSON.stringify(sortKeysDeep(value));
+}
+
+/** One zod schema as a self-contained JSON Schema (2020-12) fragment, without `$schema`. */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const out = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonObject;
+  delete out.$schema;
+  const text = JSON.stringify(out);
+  // Fragments are embedded under paths and components, where `#/$defs/...` would not resolve.
+  if ('$defs' in out || text.includes('"$ref"')) {
+    throw new Error('catalog schema produced $defs/$ref; inline it or extend the OpenAPI generator');
+  }
+  return out;
+}
+
+/** Shared resource schemas, published under components/schemas and referenced where they occur. */
+const RESOURCE_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
+  ['Actor', actorSchema],
+  ['Attestation', attestationSchema],
+  ['Commit', commitSchema],
+  ['Evidence', evidenceSchema],
+  ['EvidenceDeletionReceipt', evidenceDeletionReceiptSchema],
+  ['Grant', grantSchema],
+  ['GrantTarget', grantTargetSchema],
+  ['Invalidation', invalidationSchema],
+  ['Member', memberSchema],
+  ['Memory', memorySchema],
+  ['MemoryDeletionReceipt', memoryDeletionReceiptSchema],
+  ['MemoryListItem', memoryListItemSchema],
+  ['MemoryView', memoryViewSchema],
+  ['Namespace', namespaceSchema],
+  ['Revision', revisionSchema],
+  ['Verification', verificationSchema],
+  ['Workspace', workspaceSchema],
+];
+
+function distinct<T>(values: Iterable<T>): T[] {
+  return [...new Set(values)];
+}
+
+const ERROR_MESSAGES = distinct(ERROR_CODES.map((code) => ERROR_TABLE[code].message));
+const ERROR_STATUSES: number[] = distinct(ERROR_CODES.map((code) => ERROR_TABLE[code].status)).sort((a, b) => a - b);
+
+/** The body of every failure (interface.md, Errors): `{error: {...}}` with exactly these fields. */
+export const errorBodySchema = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+    message: z.enum(ERROR_MESSAGES as [string, ...string[]]),
+    status: z
+      .int()
+      .min(400)
+      .max(599)
+      .refine((status) => ERROR_STATUSES.includes(status), { message: 'not a status of the error table' })
+      .meta({ enum: ERROR_STATUSES }),
+    retryable: z.boolean(),
+    request_id: idSchema,
+    retry_after_seconds: z.number().min(0).max(3600).nullable(),
+  }),
+});
+
+const STATUS_NAMES: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'ContentTooLarge',
+  429: 'TooManyRequests',
+  500: 'InternalServerError',
+  503: 'ServiceUnavailable',
+};
+
+function statusName(status: number): string {
+  const name = STATUS_NAMES[status];
+  if (!name) throw new Error(`no response name for HTTP status ${status}`);
+  return name;
+}
+
+function codesWithStatus(status: number): ErrorCode[] {
+  return ERROR_CODES.filter((code) => ERROR_TABLE[code].status === status);
+}
+
+/** Response headers that go with particular error statuses (decisions.md §7). */
+const ERROR_STATUS_HEADERS: Record<number, string[]> = {
+  401: ['WWW-Authenticate'],
+  405: ['Allow'],
+  409: ['Retry-After'],
+  429: ['Retry-After'],
+  503: ['Retry-After'],
+};
+
+function errorResponse(status: number): JsonObject {
+  const codes = codesWithStatus(status);
+  const headers: JsonObject = {
+    'Cache-Control': headerRef('Cache-Control'),
+    'X-Request-Id': headerRef('X-Request-Id'),
+  };
+  for (const name of ERROR_STATUS_HEADERS[status] ?? []) headers[name] = headerRef(name);
+  return {
+    description: `Error with status ${status}; code ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+    headers,
+    content: { [JSON_MEDIA_TYPE]: { schema: schemaRef('Error') } },
+  };
+}
+
+/** Reads that can answer `projection_pending` (409) when asked to (decisions.md §5). */
+const PROJECTION_READS: ReadonlySet<string> = new Set(['recall']);
+
+/**
+ * Error statuses an operation can answer with: every status of ERROR_TABLE, except 409
+ * (`conflict`, `idempotency_conflict`, `projection_pending`) which only writes and recall can give.
+ */
+export function errorStatusesOf(op: OperationSpec): number[] {
+  const can409 = op.mutates || op.idempotent || PROJECTION_READS.has(op.name);
+  return ERROR_STATUSES.filter((status) => status !== 409 || can409);
+}
+
+function pathParamNames(path: string): string[] {
+  return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+}
+
+function fieldParameters(objectSchema: JsonObject, where: 'path' | 'query'): JsonObject[] {
+  const properties = (objectSchema.properties ?? {}) as Record<string, JsonObject>;
+  const required = new Set((objectSchema.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, schema]) => {
+    const parameter: JsonObject = { name, in: where, required: where === 'path' || required.has(name), schema };
+    if (typeof schema.description === 'string') parameter.description = schema.description;
+    return parameter;
+  });
+}
+
+function parametersOf(op: OperationSpec): Json[] {
+  const params = jsonSchemaOf(op.input.params, 'input');
+  const query = jsonSchemaOf(op.input.query, 'input');
+  const declared = Object.keys((params.properties ?? {}) as JsonObject);
+  const inPath = pathParamNames(op.path);
+  if (canonical(declared.sort()) !== canonical([...inPath].sort())) {
+    throw new Error(`${op.name}: path ${op.path} and params {${declared.join(', ')}} disagree`);
+  }
+  const requiredParams = new Set((params.required ?? []) as string[]);
+  for (const name of declared) {
+    if (!requiredParams.has(name)) throw new Error(`${op.name}: path parameter ${name} must be required`);
+  }
+  const out: Json[] = [...fieldParameters(params, 'path'), ...fieldParameters(query, 'query')];
+  if (op.idempotent) out.push(parameterRef('Idempotency-Key'));
+  if (op.workspace === 'selected') out.push(parameterRef('X-Service-Workspace'));
+  out.push(parameterRef('X-Request-Id'));
+  return out;
+}
+
+function operationObject(op: OperationSpec): JsonObject {
+  const responses: JsonObject = {
+    '200': {
+      description: 'Success.',
+      headers: { 'Cache-Control': headerRef('Cache-Control'), 'X-Request-Id': headerRef('X-Request-Id') },
+      content: { [JSON_MEDIA_TYPE]: { schema: jsonSchemaOf(op.output, 'output') } },
+    },
+  };
+  for (const status of errorStatusesOf(op)) responses[String(status)] = responseRef(statusName(status));
+
+  const operation: JsonObject = {
+    operationId: op.name,
+    summary: op.summary,
+    tags: [op.name.split('.')[0] as string],
+    parameters: parametersOf(op),
+    responses,
+    security: [{ [SECURITY_SCHEME]: op.scope ? [op.scope] : [] }],
+    'x-tool-name': op.tool,
+    'x-scope': op.scope,
+    'x-capability': op.capability,
+    'x-idempotent': op.idempotent,
+    'x-mutates': op.mutates,
+    'x-workspace': op.workspace,
+    'x-max-items': op.maxItems,
+    'x-limits': { ...OPERATION_LIMITS },
+  };
+  if (op.input.body) {
+    operation.requestBody = {
+      required: true,
+      content: { [JSON_MEDIA_TYPE]: { schema: jsonSchemaOf(op.input.body, 'input') } },
+    };
+  }
+  return operation;
+}
+
+/**
+ * Replace every subschema that is exactly a published component with a `$ref` to it, outermost
+ * first. Only exact structural matches are replaced, so the document means the same either way.
+ */
+function referenceComponents(node: Json, components: Map<string, string>, self?: string): Json {
+  if (Array.isArray(node)) return node.map((item) => referenceComponents(item, components));
+  if (node === null || typeof node !== 'object') return node;
+  const name = components.get(canonical(node));
+  if (name !== undefined && name !== self) return schemaRef(name);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) out[key] = referenceComponents(value, components);
+  return out;
+}
+
+function componentSchemas(): { schemas: JsonObject; byCanonical: Map<string, string> } {
+  const schemas: JsonObject = { Error: jsonSchemaOf(errorBodySchema, 'output') };
+  const byCanonical = new Map<string, string>();
+  for (const [name, schema] of RESOURCE_SCHEMAS) {
+    const json = jsonSchemaOf(schema, 'output');
+    schemas[name] = json;
+    const key = canonical(json);
+    if (!byCanonical.has(key)) byCanonical.set(key, name);
+  }
+  for (const [name, json] of Object.entries(schemas)) {
+    schemas[name] = referenceComponents(json as Json, byCanonical, name);
+  }
+  return { schemas, byCanonical };
+}
+
+function sharedParameters(): JsonObject {
+  return {
+    'Idempotency-Key': {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: true,
+      description:
+        'Required on every write. An identical retry replays the stored result; the same key with a different request is `idempotency_conflict` (409).',
+      schema: jsonSchemaOf(idSchema, 'input'),
+    },
+    'X-Service-Workspace': {
+      name: 'X-Service-Workspace',
+      in: 'header',
+      required: false,
+      description:
+        'Canonical workspace id (`ws_...`) selecting the workspace for session and OAuth callers, who must send it; service keys and installation credentials are bound to theirs.',
+      schema: jsonSchemaOf(workspaceIdSchema, 'input'),
+    },
+    'X-Request-Id': {
+      name: 'X-Request-Id',
+      in: 'header',
+      required: false,
+      description: 'Echoed as `request_id` and in the response header when valid; otherwise the server picks one.',
+      schema: jsonSchemaOf(idSchema, 'input'),
+    },
+  };
+}
+
+function sharedHeaders(): JsonObject {
+  return {
+    'X-Request-Id': {
+      description: 'The request id (echoed from a valid `X-Request-Id`, else generated).',
+      required: true,
+      schema: jsonSchemaOf(idSchema, 'output'),
+    },
+    'Cache-Control': {
+      description: 'Every response is private.',
+      required: true,
+      schema: { type: 'string', const: 'private, no-store' },
+    },
+    'WWW-Authenticate': {
+      description: 'The authentication scheme to use.',
+      required: true,
+      schema: { type: 'string', const: 'Bearer' },
+    },
+    Allow: {
+      description: 'The methods the path supports, comma separated.',
+      required: true,
+      schema: { type: 'string' },
+    },
+    'Retry-After': {
+      description: 'Seconds to wait before retrying, when the error carries `retry_after_seconds`.',
+      required: false,
+      schema: { type: 'integer', minimum: 0, maximum: 3600 },
+    },
+  };
+}
+
+/** Build the whole OpenAPI 3.1 document (keys unordered; sort them when serialising). */
+export function buildOpenApi(): JsonObject {
+  const { schemas, byCanonical } = componentSchemas();
+
+  const paths: Record<string, JsonObject> = {};
+  const seen = new Set<string>();
+  for (const op of OPERATIONS as readonly OperationSpec[]) {
+    const method = op.method.toLowerCase();
+    const key = `${method} ${op.path}`;
+    if (seen.has(key)) throw new Error(`duplicate operation for ${op.method} ${op.path}`);
+    seen.add(key);
+    const item = paths[op.path] ?? {};
+    item[method] = referenceComponents(operationObject(op), byCanonical);
+    paths[op.path] = item;
+  }
+
+  const responses: JsonObject = {};
+  for (const status of ERROR_STATUSES) responses[statusName(status)] = errorResponse(status);
+
+  const tags = distinct(OPERATIONS.map((op) => op.name.split('.')[0] as string))
+    .sort()
+    .map((name) => ({ name }));
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Temporal Memory Service',
+      version: '1.0.0',
+      description:
+        'REST mirror of the operation catalog. Generated from packages/catalog by `pnpm generate`; do not edit by hand.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    tags,
+    paths,
+    components: {
+      schemas,
+      parameters: sharedParameters(),
+      headers: sharedHeaders(),
+      responses,
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'Session token, OAuth access token (`at+jwt`, scopes `svc:*`), product-installation credential or service key. The security requirement lists the OAuth scope an operation needs.',
+        },
+      },
+    },
+    'x-error-table': Object.fromEntries(
+      ERROR_CODES.map((code) => [code, { ...ERROR_TABLE[code] } as JsonObject]),
+    ) as JsonObject,
+  };
+}

@@ -1,0 +1,137 @@
+import http from 'node:http';
+import { ERROR_TABLE, type ErrorCode, idSchema, OPERATIONS_BY_NAME } from '@tms/catalog';
+import type { CallResult } from '@tms/testkit';
+import { expect } from 'vitest';
+
+/** The exact field set of an error object (interface.md, Errors). */
+export const ERROR_FIELDS = ['code', 'message', 'retry_after_seconds', 'retryable', 'request_id', 'status'];
+
+/** Every /v1 answer is private JSON carrying its request id (interface.md, Authentication 11; decisions §7). */
+export function expectPrivateJson(res: Pick<CallResult, 'headers' | 'text'>): void {
+  expect(res.headers.get('content-type'), res.text.slice(0, 300)).toMatch(/^application\/json\b/);
+  const cacheControl = (res.headers.get('cache-control') ?? '').toLowerCase();
+  expect(cacheControl).toContain('private');
+  expect(cacheControl).toContain('no-store');
+  expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/);
+}
+
+/**
+ * A 200 answer of `operation`: private JSON whose body passes the catalog's strict output
+ * schema (exact field sets, bounds) and is returned unchanged by it (no default filled in).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the body is checked against the catalog schema at run time.
+export function expectShape<T = any>(res: CallResult<T>, operation: string): T {
+  const spec = OPERATIONS_BY_NAME.get(operation);
+  if (!spec) throw new Error(`no operation ${operation} in the catalog`);
+  expect(res.status, `${operation}: ${res.text.slice(0, 500)}`).toBe(200);
+  expectPrivateJson(res);
+  const parsed = spec.output.safeParse(res.body);
+  if (!parsed.success) {
+    throw new Error(
+      `${operation} answer does not match its catalog output schema:\n${parsed.error.message}\n${res.text.slice(0, 1000)}`,
+    );
+  }
+  expect(parsed.data).toEqual(res.body);
+  return res.body;
+}
+
+export interface ErrorExpectation {
+  /** `retry_after_seconds` (null unless stated). */
+  retryAfterSeconds?: number | null;
+  /** The request id the answer must carry (header and body). */
+  requestId?: string;
+  /** For 405: the exact methods of the `Allow` header. */
+  allow?: string[];
+}
+
+/**
+ * A structured error: exactly `{error: {code, message, status, retryable, request_id,
+ * retry_after_seconds}}` with message, status and retryable from the error table, private
+ * JSON headers, `X-Request-Id` equal to `error.request_id`, `WWW-Authenticate: Bearer` on
+ * 401 (only), `Allow` on 405, `Retry-After` when `retry_after_seconds` is set.
+ */
+export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExpectation = {}): void {
+  const row = ERROR_TABLE[code];
+  const context = `${code} expected, got ${res.status}: ${res.text.slice(0, 500)}`;
+  expect(res.status, context).toBe(row.status);
+  expectPrivateJson(res);
+  expect(res.body, context).toBeTypeOf('object');
+  expect(Object.keys(res.body), context).toEqual(['error']);
+  const error = res.body.error;
+  expect(Object.keys(error).sort(), context).toEqual([...ERROR_FIELDS].sort());
+  expect(error, context).toEqual({
+    code,
+    message: row.message,
+    status: row.status,
+    retryable: row.retryable,
+    request_id: expected.requestId ?? error.request_id,
+    retry_after_seconds: expected.retryAfterSeconds === undefined ? null : expected.retryAfterSeconds,
+  });
+  expect(idSchema.safeParse(error.request_id).success, context).toBe(true);
+  expect(res.headers.get('x-request-id')).toBe(error.request_id);
+
+  if (code === 'unauthenticated') expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+  else expect(res.headers.get('www-authenticate')).toBeNull();
+
+  if (code === 'method_not_allowed') {
+    if (!expected.allow) throw new Error('a 405 expectation names its Allow methods');
+    const allow = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim());
+    expect(allow.sort()).toEqual([...expected.allow].sort());
+  } else {
+    expect(res.headers.get('allow')).toBeNull();
+  }
+  if (error.retry_after_seconds !== null) {
+    expect(res.headers.get('retry-after')).toBe(String(Math.ceil(error.retry_after_seconds)));
+  }
+}
+
+export interface RawRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer;
+  /** Send the body with `Transfer-Encoding: chunked` (no `Content-Length`), in chunks of this size. */
+  chunkSize?: number;
+}
+
+/**
+ * One request over node:http, for what fetch does not do: a chunked body without
+ * Content-Length. An answer that arrives before the upload ends still counts.
+ */
+export function sendRaw(baseUrl: string, request: RawRequest): Promise<CallResult> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...(request.headers ?? {}) };
+    const body = request.body;
+    if (body && request.chunkSize === undefined) headers['content-length'] = String(body.length);
+    let answered = false;
+    const req = http.request(new URL(request.path, baseUrl), { method: request.method, headers }, (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed, text });
+      });
+    });
+    req.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    if (body && request.chunkSize !== undefined) {
+      for (let at = 0; at < body.length; at += request.chunkSize) req.write(body.subarray(at, at + request.chunkSize));
+    } else if (body) {
+      req.write(body);
+    }
+    req.end();
+  });
+}
