@@ -4,6 +4,7 @@ import {
   boundedText,
   commitSchema,
   cursorSchema,
+  distinctIds,
   generationSchema,
   idSchema,
   memoryKindSchema,
@@ -25,15 +26,6 @@ const idParams = z.strictObject({ id: idSchema });
 /** A dry run writes nothing and answers what would happen, with `commit: null`. */
 const dryRun = z.boolean().default(false);
 const maybeCommit = commitSchema.nullable();
-
-function uniqueIds(min: number, max: number) {
-  return z
-    .array(idSchema)
-    .min(min)
-    .max(max)
-    .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' })
-    .meta({ uniqueItems: true });
-}
 
 export const memoriesList = defineOperation({
   name: 'memories.list',
@@ -79,8 +71,8 @@ export const memoriesAttest = defineOperation({
     query: z.strictObject({}),
     body: z.strictObject({
       expected_generation: generationSchema,
-      evidence_ids: uniqueIds(1, 32),
-      verification_ids: uniqueIds(1, 32),
+      evidence_ids: distinctIds(1, 32),
+      verification_ids: distinctIds(1, 32),
     }),
   },
   output: z.strictObject({ memory: memorySchema, revision: revisionSchema, commit: commitSchema }),
@@ -107,8 +99,8 @@ export const memoriesCorrect = defineOperation({
         text: boundedText(1, 32768).optional(),
         valid_from: timestampSchema.optional(),
         valid_to: timestampSchema.nullable().optional(),
-        evidence_ids: uniqueIds(0, 32).optional(),
-        support_revision_ids: uniqueIds(0, 32).optional(),
+        evidence_ids: distinctIds(0, 32).optional(),
+        support_revision_ids: distinctIds(0, 32).optional(),
         dry_run: dryRun,
       })
       .refine(

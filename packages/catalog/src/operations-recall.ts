@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineOperation } from './operation';
-import { boundedText, idSchema, memoryKindSchema, sequenceSchema, timestampSchema } from './primitives';
+import {
+  boundedText,
+  distinctIds,
+  distinctList,
+  memoryKindSchema,
+  sequenceSchema,
+  timestampSchema,
+} from './primitives';
 import { memorySchema, revisionSchema } from './resources';
 
 /** Recall (decisions §5): the index proposes, the ledger decides. */
@@ -20,21 +27,10 @@ export const recall = defineOperation({
     params: z.strictObject({}),
     query: z.strictObject({}),
     body: z.strictObject({
-      namespace_ids: z
-        .array(idSchema)
-        .min(1)
-        .max(100)
-        .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' })
-        .meta({ uniqueItems: true }),
+      namespace_ids: distinctIds(1, 100),
       include_descendants: z.boolean().default(true),
       query: boundedText(1, 4096),
-      kinds: z
-        .array(memoryKindSchema)
-        .min(1)
-        .max(3)
-        .refine((ks) => new Set(ks).size === ks.length, { message: 'duplicate kinds' })
-        .meta({ uniqueItems: true })
-        .optional(),
+      kinds: distinctList(memoryKindSchema, 1, 3).optional(),
       as_of: timestampSchema.optional(),
       known_at: timestampSchema.optional(),
       budget: z.strictObject({

@@ -7,6 +7,8 @@ import {
   capabilitySchema,
   commitSchema,
   cursorSchema,
+  distinctIds,
+  distinctList,
   idSchema,
   memoryKindSchema,
   nameSchema,
@@ -34,14 +36,6 @@ import {
 const none = z.strictObject({});
 const idParams = z.strictObject({ id: idSchema });
 const pageQuery = { limit: pageLimitSchema, cursor: cursorSchema.optional() };
-
-function uniqueIds(max: number) {
-  return z
-    .array(idSchema)
-    .max(max)
-    .refine((ids) => new Set(ids).size === ids.length, { message: 'duplicate ids' })
-    .meta({ uniqueItems: true });
-}
 
 export const workspacesList = defineOperation({
   name: 'workspaces.list',
@@ -219,11 +213,7 @@ export const namespacesGrantsPut = defineOperation({
       grants: z
         .array(
           grantSchema.extend({
-            capabilities: z
-              .array(capabilitySchema)
-              .max(6)
-              .refine((cs) => new Set(cs).size === cs.length, { message: 'duplicate capability' })
-              .meta({ uniqueItems: true }),
+            capabilities: distinctList(capabilitySchema, 0, 6),
           }),
         )
         .max(100),
@@ -327,8 +317,8 @@ export const memoriesCreate = defineOperation({
         text: boundedText(1, 32768),
         valid_from: timestampSchema,
         valid_to: timestampSchema.nullable().default(null),
-        evidence_ids: uniqueIds(32).default([]),
-        support_revision_ids: uniqueIds(32).default([]),
+        evidence_ids: distinctIds(0, 32).default([]),
+        support_revision_ids: distinctIds(0, 32).default([]),
       })
       .refine((b) => b.valid_to === null || b.valid_to > b.valid_from, {
         message: 'valid_to must be after valid_from',

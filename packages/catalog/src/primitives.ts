@@ -66,3 +66,16 @@ export const commitSchema = z.strictObject({
 });
 
 export const pageLimitSchema = z.int().min(1).max(100).default(50);
+
+/** A list of distinct items (duplicates are `invalid_input`), `min`..`max` long. */
+export function distinctList<T extends z.ZodType>(item: T, min: number, max: number) {
+  return z
+    .array(item)
+    .min(min)
+    .max(max)
+    .refine((items) => new Set(items).size === items.length, { message: 'duplicate items' })
+    .meta({ uniqueItems: true });
+}
+
+/** A list of distinct ids. */
+export const distinctIds = (min: number, max: number) => distinctList(idSchema, min, max);

@@ -3,6 +3,17 @@ import type { Database } from '../database';
 import { memories, revisions } from '../schema';
 
 export type MemoryRow = typeof memories.$inferSelect;
+
+/** Unpurged revisions current at `knownAt` (recorded, not yet superseded) and valid at `asOf`. */
+function visibleAt(asOf: number, knownAt: number) {
+  return and(
+    isNull(revisions.purgedAt),
+    lte(revisions.recordedAt, knownAt),
+    or(isNull(revisions.recordedUntil), gt(revisions.recordedUntil, knownAt)),
+    lte(revisions.validFrom, asOf),
+    or(isNull(revisions.validTo), gt(revisions.validTo, asOf)),
+  );
+}
 export type RevisionRow = typeof revisions.$inferSelect;
 
 export class MemoryStorage {
@@ -147,11 +158,7 @@ export class MemoryStorage {
           eq(revisions.workspaceId, workspaceId),
           eq(revisions.namespaceId, namespaceId),
           kind ? eq(revisions.kind, kind) : undefined,
-          isNull(revisions.purgedAt),
-          lte(revisions.recordedAt, knownAt),
-          or(isNull(revisions.recordedUntil), gt(revisions.recordedUntil, knownAt)),
-          lte(revisions.validFrom, asOf),
-          or(isNull(revisions.validTo), gt(revisions.validTo, asOf)),
+          visibleAt(asOf, knownAt),
           afterMemoryId ? gt(revisions.memoryId, afterMemoryId) : undefined,
         ),
       )
@@ -224,11 +231,7 @@ export class MemoryStorage {
           eq(revisions.workspaceId, workspaceId),
           inArray(revisions.namespaceId, [...namespaceIds]),
           kinds?.length ? inArray(revisions.kind, [...kinds] as MemoryRow['kind'][]) : undefined,
-          isNull(revisions.purgedAt),
-          lte(revisions.recordedAt, knownAt),
-          or(isNull(revisions.recordedUntil), gt(revisions.recordedUntil, knownAt)),
-          lte(revisions.validFrom, asOf),
-          or(isNull(revisions.validTo), gt(revisions.validTo, asOf)),
+          visibleAt(asOf, knownAt),
           matches,
         ),
       )
