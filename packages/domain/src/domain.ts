@@ -179,7 +179,12 @@ export class Domain {
       stores,
       meta.caller,
       async () => {
-        const access = await this.resolveWorkspace({ workspace: 'selected' }, {}, { ...meta, idempotencyKey: null }, stores);
+        const access = await this.resolveWorkspace(
+          { workspace: 'selected' },
+          {},
+          { ...meta, idempotencyKey: null },
+          stores,
+        );
         if (!access) throw new DomainError('internal', 'a selected workspace resolves to access');
         return access;
       },

@@ -3,9 +3,9 @@ import type { HandlerContext } from './context';
 import { createEvidence, getEvidence, verifyEvidence } from './services/evidence';
 import { attestMemory, correctMemory, forgetEvidence, forgetMemory, listMemories } from './services/lifecycle';
 import { getMe } from './services/me';
-import { recallMemories } from './services/recall';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
 import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
+import { recallMemories } from './services/recall';
 import { createWorkspace, listWorkspaces, putMembers } from './services/workspaces';
 
 type HandlerOf<Name extends OperationName> = (

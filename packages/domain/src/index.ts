@@ -1,5 +1,5 @@
 export type { Caller } from './caller';
 export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export { DomainError, isDatabaseUnavailable } from './errors';
-export { END_OF_TIME } from './temporal';
 export { RequestLoaders, type VerificationPage } from './loaders';
+export { END_OF_TIME } from './temporal';

@@ -66,7 +66,7 @@ export class ApiClient {
     const contentType =
       options.contentType === undefined ? (payload !== undefined ? 'application/json' : null) : options.contentType;
     if (contentType) headers['content-type'] = contentType;
-    const res = await fetch(url, { method, headers, body: payload });
+    const res = await fetch(url, { method, headers, body: payload as RequestInit['body'] });
     const text = await res.text();
     let body: any;
     try {

@@ -1,14 +1,17 @@
+import { checkDomainEnv, domainEnvShape } from '@tms/composition';
 import { z } from 'zod';
 
-const schema = z.object({
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .optional(),
-  DATA_DIR: z.string().min(1).default('./.data'),
-  DEV_AUTH: z.enum(['0', '1']).default('0'),
-  NODE_ENV: z.string().default('development'),
-});
+const schema = z
+  .object({
+    // DATABASE_URL, DATA_DIR, SESSION_*, OAUTH_*, DEV_AUTH, NODE_ENV: read as the gateway reads them.
+    ...domainEnvShape,
+    /** `svc mcp`: the bearer token the agent tools act with. */
+    TMS_TOKEN: z.string().min(1).optional(),
+    /** `svc mcp`: the default workspace (X-Service-Workspace) of the agent tools. */
+    TMS_WORKSPACE: z.string().min(1).optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine(checkDomainEnv);
 
 export type CliEnv = z.infer<typeof schema>;
 

@@ -3,12 +3,17 @@ import { parseArgs } from 'node:util';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer } from '@tms/auth';
 import { Ledger } from '@tms/ledger';
 import { type CliEnv, parseEnv } from './env';
+import { indexRebuild, indexStatus } from './index-command';
+import { serveMcpStdio } from './mcp';
 
 const USAGE = `usage: svc <command>
   migrate                                   apply the ledger migrations
   admin enroll --issuer I --subject S       enroll a human for workspace creation
   admin actor --issuer I --subject S        print the actor id (created if needed)
-  token [--subject S]                       print a dev session token (DEV_AUTH=1 only)`;
+  token [--subject S]                       print a dev session token (DEV_AUTH=1 only)
+  mcp                                       serve the agent tools over stdio (TMS_TOKEN, TMS_WORKSPACE)
+  index status                              indexed sequence and lag of every workspace
+  index rebuild [--workspace W]             rebuild the search index from the ledger`;
 
 class UsageError extends Error {}
 
@@ -34,7 +39,7 @@ function identity(args: string[]): { issuer: string; subject: string } {
   return { issuer: values.issuer, subject: values.subject };
 }
 
-async function run(argv: string[], env: CliEnv): Promise<string> {
+async function run(argv: string[], env: CliEnv): Promise<string | null> {
   const [command, ...rest] = argv;
   const now = Date.now() / 1000;
   switch (command) {
@@ -72,6 +77,20 @@ async function run(argv: string[], env: CliEnv): Promise<string> {
       }
       return issuer.sessionToken(subject);
     }
+    case 'index': {
+      const [sub, ...args] = rest;
+      if (sub === 'status') return withLedger(env, (ledger) => indexStatus(env, ledger));
+      if (sub === 'rebuild') {
+        const { values } = parseArgs({ args, options: { workspace: { type: 'string' } }, strict: true });
+        return withLedger(env, (ledger) => indexRebuild(env, ledger, values.workspace));
+      }
+      throw new UsageError(`unknown index command ${sub ?? '(none)'}`);
+    }
+    case 'mcp':
+      if (rest.length > 0) throw new UsageError('svc mcp takes no arguments');
+      // stdout belongs to the MCP messages until the client disconnects; nothing is printed after.
+      await serveMcpStdio(env);
+      return null;
     case undefined:
     case 'help':
     case '--help':
@@ -83,7 +102,7 @@ async function run(argv: string[], env: CliEnv): Promise<string> {
 
 try {
   const out = await run(process.argv.slice(2), parseEnv(process.env));
-  process.stdout.write(`${out}\n`);
+  if (out !== null) process.stdout.write(`${out}\n`);
 } catch (error) {
   const message = (error as Error).message.split('\n')[0];
   process.stderr.write(`svc: ${message}${error instanceof UsageError ? `\n${USAGE}` : ''}\n`);

@@ -3,7 +3,9 @@ import { OPERATION_LIMITS } from '@tms/catalog';
 import { type Domain, DomainError, isDatabaseUnavailable } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
 import type { Logger } from 'pino';
+import { GraphqlHandler, type GraphqlOptions } from './graphql/http';
 import { RequestScope } from './http/request-scope';
+import { handleMcp } from './mcp/mcp-handler';
 import type { GatewayMetrics } from './metrics';
 import { handleRest } from './rest/rest-handler';
 
@@ -14,6 +16,8 @@ export interface AppDependencies {
   logger: Logger;
   /** Operation timeout; a request running longer is answered `unavailable`. */
   timeoutMs?: number;
+  /** /graphql: GraphiQL and introspection (on unless GRAPHIQL=0), production hardening. */
+  graphql?: GraphqlOptions;
 }
 
 class OperationTimeout extends Error {}
@@ -26,10 +30,14 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The gateway's HTTP server: health, readiness and metrics, then the /v1 mirror. */
+/** The gateway's HTTP server: health, readiness and metrics, the agent tools at /mcp, then the /v1 mirror. */
 export function createApp(deps: AppDependencies): http.Server {
   const { domain, ledger, metrics, logger } = deps;
   const timeoutMs = deps.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
+  const graphql = new GraphqlHandler(
+    { domain, logger },
+    deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } },
+  );
 
   async function route(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     const pathname = (req.url ?? '/').split('?')[0];
@@ -49,6 +57,12 @@ export function createApp(deps: AppDependencies): http.Server {
         res.end(text);
         return;
       }
+      case '/graphql':
+        // GraphQL (and GraphiQL) over the same domain layer; one request has the operation timeout.
+        return withTimeout(graphql.handle(req, res, scope), timeoutMs);
+      case '/mcp':
+        // Agent tools (MCP Streamable HTTP); each tool call has the operation timeout.
+        return handleMcp({ domain, logger, timeoutMs }, req, res, scope);
       default:
         return withTimeout(handleRest(domain, req, res, scope), timeoutMs);
     }

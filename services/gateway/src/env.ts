@@ -23,24 +23,31 @@ const schema = z
     NODE_ENV: z.string().default('development'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GRAPHIQL: z.enum(['0', '1']).optional(),
+    /** Run the indexer inside the gateway (default with the embedded PGlite ledger) or as its own service. */
+    INDEXER: z.enum(['embedded', 'external']).optional(),
   })
-  .superRefine((env, ctx) => {
-    for (const prefix of ['SESSION', 'OAUTH'] as const) {
-      const parts = ['ISSUER', 'JWKS_URI', 'AUDIENCE'].map((p) => `${prefix}_${p}` as keyof typeof env);
-      const set = parts.filter((p) => env[p] !== undefined);
-      if (set.length > 0 && set.length < parts.length) {
-        for (const p of parts.filter((p) => env[p] === undefined)) {
-          ctx.addIssue({ code: 'custom', path: [p], message: `required when ${set.join(', ')} is set` });
+  // `when`: run these cross-variable checks even when a variable is already invalid (zod skips
+  // refinements after field issues by default), so that every problem is listed at once.
+  .superRefine(
+    (env, ctx) => {
+      for (const prefix of ['SESSION', 'OAUTH'] as const) {
+        const parts = ['ISSUER', 'JWKS_URI', 'AUDIENCE'].map((p) => `${prefix}_${p}` as keyof typeof env);
+        const set = parts.filter((p) => env[p] !== undefined);
+        if (set.length > 0 && set.length < parts.length) {
+          for (const p of parts.filter((p) => env[p] === undefined)) {
+            ctx.addIssue({ code: 'custom', path: [p], message: `required when ${set.join(', ')} is set` });
+          }
         }
       }
-    }
-    if (env.DEV_AUTH === '1' && env.NODE_ENV === 'production') {
-      ctx.addIssue({ code: 'custom', path: ['DEV_AUTH'], message: 'DEV_AUTH=1 is refused when NODE_ENV=production' });
-    }
-    if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
-      ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
-    }
-  });
+      if (env.DEV_AUTH === '1' && env.NODE_ENV === 'production') {
+        ctx.addIssue({ code: 'custom', path: ['DEV_AUTH'], message: 'DEV_AUTH=1 is refused when NODE_ENV=production' });
+      }
+      if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
+        ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
+      }
+    },
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  );
 
 export type GatewayEnv = z.infer<typeof schema>;
 

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
-import { Domain } from '@tms/domain';
-import { Ledger } from '@tms/ledger';
+import type { DevIssuer } from '@tms/auth';
+import { composeDomain } from '@tms/composition';
+import type { Ledger } from '@tms/ledger';
+import { Indexer, indexerMetrics, type SearchProvider } from '@tms/search';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app';
 import type { GatewayEnv } from './env';
@@ -25,42 +25,50 @@ export interface GatewayOptions {
   timeoutMs?: number;
 }
 
+/** The indexer inside the gateway process (the embedded PGlite default, or INDEXER=embedded). */
+function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: GatewayMetrics, logger: Logger): Indexer {
+  const counters = indexerMetrics(metrics.registry, ledger, search.name);
+  return new Indexer(ledger, search, {
+    pollMs: 500,
+    onBatch: counters.onBatch,
+    onError: (error, attempt) => {
+      counters.onError();
+      logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff');
+    },
+  });
+}
+
 /** Compose and start the gateway from a parsed environment. */
 export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}): Promise<RunningGateway> {
   const logger =
     options.logger ?? pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'authorization'] });
-  const embedded = !env.DATABASE_URL;
-  const ledger = await Ledger.open({
-    databaseUrl: env.DATABASE_URL,
-    dataDir: embedded ? path.join(env.DATA_DIR, 'pglite') : undefined,
-    onQuery: options.onQuery,
+  // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
+  const { domain, ledger, devIssuer, search } = await composeDomain(env, { onQuery: options.onQuery });
+  const metrics = new GatewayMetrics();
+  const indexer =
+    (env.INDEXER ?? (env.DATABASE_URL ? 'external' : 'embedded')) === 'embedded'
+      ? embeddedIndexer(ledger, search, metrics, logger)
+      : null;
+  const server = createApp({
+    domain,
+    ledger,
+    metrics,
+    logger,
+    timeoutMs: options.timeoutMs,
+    graphql: {
+      production: env.NODE_ENV === 'production',
+      graphiql: {
+        enabled: env.GRAPHIQL !== '0',
+        devToken: devIssuer ? () => devIssuer.sessionToken() : null,
+      },
+    },
   });
-  // PGlite admits one process at a time, so the embedded ledger migrates itself at start;
-  // on Postgres, `pnpm svc migrate` does it and /readyz waits for it.
-  if (embedded) await ledger.migrate();
-
-  const sessions: IssuerConfig[] = [];
-  if (env.SESSION_ISSUER && env.SESSION_JWKS_URI && env.SESSION_AUDIENCE) {
-    sessions.push({ issuer: env.SESSION_ISSUER, jwksUri: env.SESSION_JWKS_URI, audience: env.SESSION_AUDIENCE });
-  }
-  let devIssuer: DevIssuer | null = null;
-  if (env.DEV_AUTH === '1') {
-    devIssuer = await DevIssuer.loadOrCreate(env.DATA_DIR);
-    sessions.push(devIssuer.config);
-    await ledger.stores.directory.enroll(DEV_ISSUER, DEV_SUBJECT, Date.now() / 1000);
-  }
-  const oauth =
-    env.OAUTH_ISSUER && env.OAUTH_JWKS_URI && env.OAUTH_AUDIENCE
-      ? { issuer: env.OAUTH_ISSUER, jwksUri: env.OAUTH_JWKS_URI, audience: env.OAUTH_AUDIENCE }
-      : undefined;
-
-  const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }));
-  const server = createApp({ domain, ledger, metrics: new GatewayMetrics(), logger, timeoutMs: options.timeoutMs });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(env.PORT, env.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const indexerDone = indexer?.run().catch((error) => logger.error({ err: error }, 'embedded indexer stopped'));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -72,6 +80,8 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      indexer?.stop();
+      await indexerDone;
       await ledger.close();
     },
   };

@@ -73,6 +73,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     DATA_DIR: dataDir,
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...issuer.env(),
+    // No background indexer unless a test asks for one: it would add SQL to query counts.
+    INDEXER: 'external',
     ...(options.env ?? {}),
   });
   if (database && options.migrate !== false) {

@@ -3,8 +3,8 @@ import { searchProviderFor } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
 import { Indexer, indexerMetrics } from '@tms/search';
 import pino from 'pino';
-import { parseEnv } from './env';
 import { Registry } from 'prom-client';
+import { parseEnv } from './env';
 
 let env: ReturnType<typeof parseEnv>;
 try {
@@ -16,10 +16,7 @@ try {
 
 const logger = pino({ level: env.LOG_LEVEL });
 const ledger = await Ledger.open({ databaseUrl: env.DATABASE_URL, maxConnections: 4 });
-const provider = searchProviderFor(
-  { ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' },
-  ledger,
-);
+const provider = searchProviderFor({ ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' }, ledger);
 const registry = new Registry();
 const metrics = indexerMetrics(registry, ledger, provider.name);
 const indexer = new Indexer(ledger, provider, {

@@ -39,7 +39,11 @@ function startIndexer(databaseUrl: string, batchSize: number): IndexerProcess {
         const entry = JSON.parse(line);
         if (entry.msg === 'indexer started') onStarted();
         if (entry.msg === 'indexed') {
-          batches.push({ workspaceId: entry.workspaceId, commits: entry.commits, indexedSequence: entry.indexedSequence });
+          batches.push({
+            workspaceId: entry.workspaceId,
+            commits: entry.commits,
+            indexedSequence: entry.indexedSequence,
+          });
           onFirst();
         }
       } catch {
@@ -93,7 +97,12 @@ describe('indexer processes on Postgres', () => {
       for (let batch = 0; batch < 8; batch += 1) {
         const created = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
-            api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: `fact ${w}-${batch}-${i}`, valid_from: 0 }),
+            api.post('/v1/memories', {
+              namespace_id: ns.id,
+              kind: 'claim',
+              text: `fact ${w}-${batch}-${i}`,
+              valid_from: 0,
+            }),
           ),
         );
         ids.push(...created.map((c) => ({ memory: c.body.memory.id as string })));

@@ -10,8 +10,8 @@ import { type EvidenceRow, newId, type VerificationRow } from '@tms/ledger';
 import { type HandlerContext, requireAccess } from '../context';
 import type { CursorCodec } from '../cursor';
 import { DomainError } from '../errors';
-import { END_OF_TIME } from '../temporal';
 import { presentCommit, presentEvidence, presentVerification, sha256Hex } from '../present';
+import { END_OF_TIME } from '../temporal';
 
 export async function createEvidence(
   input: OperationInput<typeof evidenceCreate>,

@@ -99,11 +99,12 @@ export async function correctMemory(
   const text = input.text ?? (current.text as string);
   const validFrom = input.valid_from ?? current.validFrom;
   const validTo = input.valid_to !== undefined ? input.valid_to : current.validTo;
-  if (validTo !== null && validTo <= validFrom) throw new DomainError('invalid_input', 'valid_to must be after valid_from');
+  if (validTo !== null && validTo <= validFrom)
+    throw new DomainError('invalid_input', 'valid_to must be after valid_from');
   const evidenceIds = input.evidence_ids ?? current.evidenceIds;
   const supportRevisionIds = input.support_revision_ids ?? current.supportRevisionIds;
   await citedEvidence(access, evidenceIds);
-  await citedRevisions(access, supportRevisionIds, memory.id);
+  await citedRevisions(access, supportRevisionIds, memory.id, input.support_revision_ids === undefined);
   const namespace = await access.requireById(memory.namespaceId, 'correct');
   const attestation = await attestationFor(access, await access.capabilitiesOn(namespace), evidenceIds);
   const dependents = await dependentsOf(access, [current.id]);
@@ -177,6 +178,9 @@ export async function attestMemory(
   }
   const all = await ctx.stores.evidence.verificationsOf(access.workspaceId, input.evidence_ids, END_OF_TIME);
   if (all.some((v) => v.verdict === 'rejected')) throw new DomainError('conflict', 'cited evidence was rejected');
+  // The new revision copies the supports, which must still be current, as in a correction:
+  // otherwise attesting would make a stale memory read as not stale.
+  await citedRevisions(access, current.supportRevisionIds, memory.id, true);
 
   const dependents = await dependentsOf(access, [current.id]);
   const generation = memory.generation + 1;
@@ -202,7 +206,11 @@ export async function attestMemory(
     },
     dependents,
   );
-  return { memory: presentMemory(memory, generation), revision: presentRevision(revision), commit: presentCommit(stamp) };
+  return {
+    memory: presentMemory(memory, generation),
+    revision: presentRevision(revision),
+    commit: presentCommit(stamp),
+  };
 }
 
 export async function forgetMemory(
@@ -308,7 +316,11 @@ export async function listMemories(
   // A cursor carries the snapshot (as_of, known_at) of its first page.
   const scope = `memories.list:${access.workspaceId}:${namespace.id}:${input.kind ?? ''}`;
   const after = ctx.cursors.decode<{ m: string; k: number; a: number }>(scope, input.cursor);
-  if (after && ((input.known_at !== undefined && input.known_at !== after.k) || (input.as_of !== undefined && input.as_of !== after.a))) {
+  if (
+    after &&
+    ((input.known_at !== undefined && input.known_at !== after.k) ||
+      (input.as_of !== undefined && input.as_of !== after.a))
+  ) {
     throw new DomainError('invalid_input', 'cursor issued for another snapshot');
   }
   const now = after || (input.known_at !== undefined && input.as_of !== undefined) ? 0 : await ctx.now();
@@ -331,7 +343,10 @@ export async function listMemories(
   const last = page.at(-1);
   return {
     items: page.map((r) => ({
-      memory: presentMemory({ id: r.memoryId, namespaceId: r.namespaceId, kind: r.kind }, generations.get(r.memoryId) ?? r.generation),
+      memory: presentMemory(
+        { id: r.memoryId, namespaceId: r.namespaceId, kind: r.kind },
+        generations.get(r.memoryId) ?? r.generation,
+      ),
       revision: presentRevision(r, knownAt),
       stale: r.invalidatedAt !== null && r.invalidatedAt <= knownAt,
     })),

@@ -28,15 +28,25 @@ export async function citedEvidence(access: WorkspaceAccess, ids: readonly strin
   return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
 }
 
-/** Supporting revisions: readable, unpurged, and still current (not superseded). */
-export async function citedRevisions(access: WorkspaceAccess, ids: readonly string[], ownMemoryId?: string) {
+/**
+ * Supporting revisions: readable, unpurged, and still current (not superseded). Supports a new
+ * revision copies from the current one (`copied`) were not named by the caller, so a purged one
+ * is `conflict` like a superseded one (the memory itself exists), not `not_found`.
+ */
+export async function citedRevisions(
+  access: WorkspaceAccess,
+  ids: readonly string[],
+  ownMemoryId?: string,
+  copied = false,
+) {
   const rows = await access.stores.memories.getRevisions(access.workspaceId, ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const id of ids) {
     const row = byId.get(id);
-    if (!row || row.text === null) throw new DomainError('not_found', `revision ${id}`);
+    if (!row || (row.text === null && !copied)) throw new DomainError('not_found', `revision ${id}`);
     const namespace = await access.namespace(row.namespaceId);
     if (!namespace || !(await access.canRead(namespace))) throw new DomainError('not_found', `revision ${id}`);
+    if (row.text === null) throw new DomainError('conflict', `revision ${id} was purged`);
     if (row.memoryId === ownMemoryId) throw new DomainError('invalid_input', 'a memory cannot support itself');
     if (row.recordedUntil !== null) throw new DomainError('conflict', `revision ${id} is no longer current`);
   }
@@ -53,11 +63,7 @@ export async function attestationFor(
   evidenceIds: readonly string[],
 ) {
   if (!namespaceCapabilities.has('verify') || evidenceIds.length === 0) return null;
-  const verifications = await access.stores.evidence.verificationsOf(
-    access.workspaceId,
-    evidenceIds,
-    END_OF_TIME,
-  );
+  const verifications = await access.stores.evidence.verificationsOf(access.workspaceId, evidenceIds, END_OF_TIME);
   const latestVerified = new Map<string, string>();
   for (const v of verifications) {
     if (v.verdict === 'rejected') return null;
@@ -196,6 +202,7 @@ export async function memoryHistory(
   const last = page.at(-1);
   return {
     revisions: page.filter((r) => r.text !== null).map((r) => presentRevision(r, knownAt)),
-    next_cursor: rows.length > input.limit && last ? ctx.cursors.encode(scope, { g: last.generation, k: knownAt }) : null,
+    next_cursor:
+      rows.length > input.limit && last ? ctx.cursors.encode(scope, { g: last.generation, k: knownAt }) : null,
   };
 }

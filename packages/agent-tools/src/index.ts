@@ -1,0 +1,21 @@
+export { MEMORY_URI_TEMPLATE, memoryRequest, memoryUri } from './memory-uri';
+export {
+  type AgentConnection,
+  type AgentLogger,
+  type AgentServerOptions,
+  CATALOG_VERSION,
+  createAgentServer,
+  freshRequestId,
+  RESOURCE_NOT_FOUND,
+} from './server';
+export {
+  type AgentTool,
+  agentTools,
+  errorEnvelopeSchema,
+  IDEMPOTENCY_KEY_ARG,
+  splitArguments,
+  type ToolDefinition,
+  type ToolRequest,
+  WORKSPACE_ARG,
+} from './tools';
+export { serveHttpRequest, serveStdio } from './transports';

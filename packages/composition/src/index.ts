@@ -1,0 +1,143 @@
+import path from 'node:path';
+import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
+import { Domain } from '@tms/domain';
+import { Ledger } from '@tms/ledger';
+import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
+import { z } from 'zod';
+
+/**
+ * The operator-contract variables every process that serves the domain reads: where the ledger
+ * is and which issuers are trusted (decisions §9). Each service parses them inside its own env
+ * module (with its other variables) and hands the parsed values here.
+ */
+export const domainEnvShape = {
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  // An issuer is configured by all three of its variables or by none.
+  SESSION_ISSUER: z.string().min(1).optional(),
+  SESSION_JWKS_URI: z.url().optional(),
+  SESSION_AUDIENCE: z.string().min(1).optional(),
+  OAUTH_ISSUER: z.string().min(1).optional(),
+  OAUTH_JWKS_URI: z.url().optional(),
+  OAUTH_AUDIENCE: z.string().min(1).optional(),
+  DEV_AUTH: z.enum(['0', '1']).default('0'),
+  NODE_ENV: z.string().default('development'),
+  SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
+  MEILI_URL: z.url().optional(),
+  MEILI_API_KEY: z.string().optional(),
+};
+
+export type DomainConfig = {
+  DATABASE_URL?: string | undefined;
+  DATA_DIR: string;
+  SESSION_ISSUER?: string | undefined;
+  SESSION_JWKS_URI?: string | undefined;
+  SESSION_AUDIENCE?: string | undefined;
+  OAUTH_ISSUER?: string | undefined;
+  OAUTH_JWKS_URI?: string | undefined;
+  OAUTH_AUDIENCE?: string | undefined;
+  DEV_AUTH: '0' | '1';
+  NODE_ENV: string;
+  SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
+  MEILI_URL?: string | undefined;
+  MEILI_API_KEY?: string | undefined;
+};
+
+/** Cross-field rules of `domainEnvShape`, for a `superRefine` of the schema that spreads it. */
+export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
+  for (const prefix of ['SESSION', 'OAUTH'] as const) {
+    const parts = (['ISSUER', 'JWKS_URI', 'AUDIENCE'] as const).map((p) => `${prefix}_${p}` as const);
+    const set = parts.filter((p) => env[p] !== undefined);
+    if (set.length > 0 && set.length < parts.length) {
+      for (const p of parts.filter((p) => env[p] === undefined)) {
+        ctx.addIssue({ code: 'custom', path: [p], message: `required when ${set.join(', ')} is set` });
+      }
+    }
+  }
+  if (env.DEV_AUTH === '1' && env.NODE_ENV === 'production') {
+    ctx.addIssue({ code: 'custom', path: ['DEV_AUTH'], message: 'DEV_AUTH=1 is refused when NODE_ENV=production' });
+  }
+  if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
+    ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
+  }
+}
+
+/** The search provider SEARCH_PROVIDER names, over this ledger. */
+export function searchProviderFor(config: DomainConfig, ledger: Ledger): SearchProvider {
+  switch (config.SEARCH_PROVIDER) {
+    case 'postgres':
+      return new PostgresSearchProvider(ledger.handle.db);
+    case 'meilisearch':
+      return new MeilisearchProvider(config.MEILI_URL as string, config.MEILI_API_KEY);
+    case 'none':
+      return new NoSearchProvider();
+  }
+}
+
+export interface ComposeOptions {
+  /** Count SQL statements (tests). */
+  onQuery?: (sqlText: string) => void;
+}
+
+export interface ComposedDomain {
+  domain: Domain;
+  ledger: Ledger;
+  /** The embedded dev issuer when DEV_AUTH=1, else null. */
+  devIssuer: DevIssuer | null;
+  /** Whether the ledger is the embedded PGlite under DATA_DIR. */
+  embedded: boolean;
+  /** The search provider recall asks (the indexer feeds it). */
+  search: SearchProvider;
+}
+
+/**
+ * Open the ledger (Postgres at DATABASE_URL, else PGlite under DATA_DIR) and build the token
+ * verifier from the SESSION_* / OAUTH_* issuers and, with DEV_AUTH=1, the embedded dev issuer.
+ * The gateway and `svc mcp` compose the one domain layer through this function.
+ */
+export async function composeDomain(config: DomainConfig, options: ComposeOptions = {}): Promise<ComposedDomain> {
+  const embedded = !config.DATABASE_URL;
+  const ledger = await Ledger.open({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: embedded ? path.join(config.DATA_DIR, 'pglite') : undefined,
+    onQuery: options.onQuery,
+  });
+  try {
+    // PGlite admits one process at a time, so the embedded ledger migrates itself at start;
+    // on Postgres, `pnpm svc migrate` does it and /readyz waits for it.
+    if (embedded) await ledger.migrate();
+
+    const sessions: IssuerConfig[] = [];
+    if (config.SESSION_ISSUER && config.SESSION_JWKS_URI && config.SESSION_AUDIENCE) {
+      sessions.push({
+        issuer: config.SESSION_ISSUER,
+        jwksUri: config.SESSION_JWKS_URI,
+        audience: config.SESSION_AUDIENCE,
+      });
+    }
+    let devIssuer: DevIssuer | null = null;
+    if (config.DEV_AUTH === '1') {
+      if (config.NODE_ENV === 'production') throw new Error('DEV_AUTH=1 is refused when NODE_ENV=production');
+      devIssuer = await DevIssuer.loadOrCreate(config.DATA_DIR);
+      sessions.push(devIssuer.config);
+      await ledger.stores.directory.enroll(DEV_ISSUER, DEV_SUBJECT, Date.now() / 1000);
+    }
+    const oauth =
+      config.OAUTH_ISSUER && config.OAUTH_JWKS_URI && config.OAUTH_AUDIENCE
+        ? { issuer: config.OAUTH_ISSUER, jwksUri: config.OAUTH_JWKS_URI, audience: config.OAUTH_AUDIENCE }
+        : undefined;
+
+    const search = searchProviderFor(config, ledger);
+    // The embedded index lives beside the ledger and must exist before recall asks it; an
+    // external provider may be down at start, which recall reports as `degraded`.
+    if (search.name === 'postgres') await search.prepare();
+    const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search);
+    return { domain, ledger, devIssuer, embedded, search };
+  } catch (error) {
+    await ledger.close().catch(() => {});
+    throw error;
+  }
+}

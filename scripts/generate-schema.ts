@@ -1,0 +1,35 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildOpenApi, type Json, sortKeysDeep } from '../packages/catalog/src/openapi';
+import { printGraphqlSchema } from '../services/gateway/src/graphql/print-schema';
+
+/** The repository root (this file lives in `scripts/`). */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Deterministic JSON: keys sorted recursively, 2-space indent, trailing newline. */
+export function stableJson(value: Json): string {
+  return `${JSON.stringify(sortKeysDeep(value), null, 2)}\n`;
+}
+
+/**
+ * Every generated, committed artefact: path relative to the repository root -> exact content.
+ * The script writes them; the tests compare them with what is committed.
+ */
+export function generatedArtefacts(): Record<string, string> {
+  return {
+    'schema/openapi.json': stableJson(buildOpenApi()),
+    'schema/schema.graphql': printGraphqlSchema(),
+  };
+}
+
+function main(): void {
+  for (const [relative, content] of Object.entries(generatedArtefacts())) {
+    const target = join(ROOT, relative);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, content);
+    console.log(`wrote ${relative}`);
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -1,0 +1,56 @@
+import { type AgentLogger, createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
+import { composeDomain } from '@tms/composition';
+import { DomainError } from '@tms/domain';
+import type { CliEnv } from './env';
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+
+/** JSON lines on stderr: stdout carries nothing but MCP messages. */
+function stderrLogger(level: CliEnv['LOG_LEVEL']): AgentLogger & { info(details: object, message: string): void } {
+  const threshold = level === 'silent' ? Number.POSITIVE_INFINITY : LEVELS.indexOf(level);
+  const write = (name: (typeof LEVELS)[number]) => (details: object, message: string) => {
+    if (LEVELS.indexOf(name) < threshold) return;
+    const err = (details as { err?: unknown }).err;
+    const record = {
+      level: name,
+      time: Date.now(),
+      msg: message,
+      ...details,
+      ...(err instanceof Error ? { err: { type: err.name, message: err.message, stack: err.stack } } : {}),
+    };
+    process.stderr.write(`${JSON.stringify(record)}\n`);
+  };
+  return { info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+/**
+ * `svc mcp`: the agent tools over stdio, acting as the holder of TMS_TOKEN in TMS_WORKSPACE.
+ * The ledger and token verifier are composed as in the gateway; the token is checked once at
+ * start (a one-line failure) and resolved again on every call, so expiry and revocation apply.
+ */
+export async function serveMcpStdio(env: CliEnv): Promise<void> {
+  const token = env.TMS_TOKEN;
+  if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
+  const logger = stderrLogger(env.LOG_LEVEL);
+  const { domain, ledger } = await composeDomain(env);
+  try {
+    try {
+      await domain.authenticate(token);
+    } catch (error) {
+      if (error instanceof DomainError) throw new Error(`TMS_TOKEN was refused (${error.code})`);
+      throw error;
+    }
+    const server = createAgentServer(
+      domain,
+      { caller: () => domain.authenticate(token), workspaceId: env.TMS_WORKSPACE ?? null, requestId: freshRequestId },
+      {
+        logger,
+        onToolCall: (event) => logger.info({ ...event }, 'tool call'),
+      },
+    );
+    logger.info({ ledger: ledger.driver, workspace: env.TMS_WORKSPACE ?? null }, 'mcp stdio server ready');
+    await serveStdio(server);
+  } finally {
+    await ledger.close();
+  }
+}

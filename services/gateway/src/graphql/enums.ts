@@ -1,0 +1,43 @@
+import type { EnumRef } from '@pothos/core';
+import { CAPABILITIES, callerKindSchema, MEMORY_KINDS, memberRoleSchema, verdictSchema } from '@tms/catalog';
+import { builder } from './builder';
+
+/**
+ * GraphQL enums for the catalog's string enums. Values are the spec's own strings (`claim`,
+ * `support_corrected`, ...), so a GraphQL answer and a `/v1` answer carry the same text. There
+ * is one enum type per set of values: the named ones below keep their names, and an enum first
+ * met in an operation's input or output is named after the operation (see `operations/`).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: enum refs of every value set share one registry.
+type AnyEnumRef = EnumRef<any, string, string>;
+
+const byValues = new Map<string, AnyEnumRef>();
+
+export function enumOf(name: string, values: readonly string[], description?: string): AnyEnumRef {
+  const key = [...values].sort().join('|');
+  const existing = byValues.get(key);
+  if (existing) return existing;
+  const ref = builder.enumType(name, {
+    description,
+    values: Object.fromEntries(values.map((value) => [value, { value }])),
+  }) as AnyEnumRef;
+  byValues.set(key, ref);
+  return ref;
+}
+
+export const MemoryKindEnum = enumOf('MemoryKind', MEMORY_KINDS, 'What a memory records.');
+export const CapabilityEnum = enumOf('Capability', CAPABILITIES, 'A capability on a namespace.');
+export const VerdictEnum = enumOf('Verdict', verdictSchema.options, 'The outcome of a verification.');
+export const MemberRoleEnum = enumOf('MemberRole', memberRoleSchema.options, 'A member’s role in a workspace.');
+export const CallerKindEnum = enumOf('CallerKind', callerKindSchema.options, 'How the caller authenticated.');
+export const RevisionStatusEnum = enumOf('RevisionStatus', ['candidate', 'asserted'], 'A revision’s status.');
+export const InvalidationReasonEnum = enumOf(
+  'InvalidationReason',
+  ['support_corrected', 'support_deleted'],
+  'Why a revision went stale.',
+);
+export const GrantTargetKindEnum = enumOf(
+  'GrantTargetKind',
+  ['actor', 'installation', 'credential'],
+  'Whom a grant names.',
+);

@@ -1,0 +1,103 @@
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { createComplexityRule } from '@pothos/plugin-complexity';
+import type { DocumentNode, GraphQLError, OperationDefinitionNode, SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { GraphQLContext } from './context';
+import { markOverLimit, refusal } from './errors';
+import { getOperationAST, Kind, validate } from './graphql-js';
+
+/**
+ * What one GraphQL request may ask, checked before anything executes. A query over a limit is
+ * refused whole with `budget_exceeded` (the same 262144-byte request cap as `/v1` applies to
+ * the HTTP body first).
+ */
+export const GRAPHQL_LIMITS = {
+  /** Nesting of selections (introspection's own nesting excepted). */
+  maxDepth: 12,
+  /** Aliased fields in one document. */
+  maxAliases: 20,
+  /** Lexical tokens in one document (GraphiQL's introspection query has about 200). */
+  maxTokens: 2000,
+  /**
+   * Estimated cost: every field 1, a connection's selection times `first` (default 50), a list
+   * of references times its bound (32). A page of 100 memories with their evidence (and the
+   * evidence's namespace) costs about 15000; the same page with every evidence item's
+   * verifications, about 300000.
+   */
+  maxComplexity: 25000,
+} as const;
+
+const onReject = [(_context: unknown, error: GraphQLError) => markOverLimit(error)];
+
+/** Depth, alias and token limits (graphql-armor), and no field suggestions in production. */
+export function armorPlugins(options: { production: boolean }): Plugin[] {
+  return [
+    maxTokensPlugin({ n: GRAPHQL_LIMITS.maxTokens, onReject }),
+    maxDepthPlugin({ n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true, flattenFragments: true, onReject }),
+    maxAliasesPlugin({ n: GRAPHQL_LIMITS.maxAliases, onReject }),
+    ...(options.production ? [blockFieldSuggestionsPlugin()] : []),
+  ] as Plugin[];
+}
+
+function reachesIntrospection(
+  document: DocumentNode,
+  set: SelectionSetNode | undefined,
+  seen: Set<string> = new Set(),
+): boolean {
+  if (!set) return false;
+  return set.selections.some((selection) => {
+    if (selection.kind === Kind.FIELD) return selection.name.value === '__schema' || selection.name.value === '__type';
+    if (selection.kind === Kind.INLINE_FRAGMENT) return reachesIntrospection(document, selection.selectionSet, seen);
+    if (seen.has(selection.name.value)) return false;
+    seen.add(selection.name.value);
+    const fragment = document.definitions.find(
+      (d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === selection.name.value,
+    );
+    return fragment?.kind === Kind.FRAGMENT_DEFINITION && reachesIntrospection(document, fragment.selectionSet, seen);
+  });
+}
+
+/**
+ * Checks that depend on the caller or the variables, so they run per request just before
+ * execution (never cached with the parsed and validated document): introspection only for
+ * callers allowed it, and the cost limit computed from the schema's field complexities.
+ */
+export function requestChecks(): Plugin<GraphQLContext> {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const context = args.contextValue as GraphQLContext;
+      const operation: OperationDefinitionNode | null | undefined = getOperationAST(
+        args.document,
+        args.operationName ?? undefined,
+      );
+      if (!operation) return;
+      if (!context.introspection && reachesIntrospection(args.document, operation.selectionSet)) {
+        setResultAndStopExecution({
+          errors: [refusal('forbidden', 'Introspection is not allowed for this caller.', 403)],
+        });
+        return;
+      }
+      const errors = validate(args.schema, args.document, [
+        createComplexityRule({
+          context,
+          variableValues: (args.variableValues ?? {}) as Record<string, unknown>,
+          operationName: args.operationName ?? undefined,
+          validate: (result, report) => {
+            if (result.complexity > GRAPHQL_LIMITS.maxComplexity) {
+              report(
+                refusal(
+                  'budget_exceeded',
+                  `Query complexity of ${result.complexity} exceeds the limit of ${GRAPHQL_LIMITS.maxComplexity}.`,
+                ),
+              );
+            }
+          },
+        }),
+      ]);
+      if (errors.length > 0) setResultAndStopExecution({ errors });
+    },
+  };
+}

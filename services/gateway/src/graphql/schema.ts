@@ -1,0 +1,37 @@
+import type { GraphQLSchema } from 'graphql';
+import { builder } from './builder';
+import './types/SafeInt';
+import './types/Actor';
+import './types/Attestation';
+import './types/Commit';
+import './types/Enrollment';
+import './types/Evidence';
+import './types/EvidenceDeletionReceipt';
+import './types/Grant';
+import './types/GrantTarget';
+import './types/Invalidation';
+import './types/Me';
+import './types/Member';
+import './types/Memory';
+import './types/MemoryDeletionReceipt';
+import './types/MemoryListItem';
+import './types/MemoryRead';
+import './types/MemoryRevision';
+import './types/MemoryView';
+import './types/Namespace';
+import './types/Verification';
+import './types/Workspace';
+import './operations/reads';
+import { registerCatalogFields } from './operations/catalog-fields';
+
+builder.queryType({ description: 'Reads: one field per read operation of the catalog.' });
+builder.mutationType({ description: 'Writes: one field per write operation of the catalog.' });
+registerCatalogFields();
+
+let schema: GraphQLSchema | null = null;
+
+/** The GraphQL schema (built once per process; it holds no request state). */
+export function graphqlSchema(): GraphQLSchema {
+  schema ??= builder.toSchema();
+  return schema;
+}

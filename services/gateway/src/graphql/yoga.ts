@@ -1,0 +1,53 @@
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import type { GraphQLError } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { GraphQLContext } from './context';
+import { shapeError } from './errors';
+import { armorPlugins, requestChecks } from './limits';
+import { graphqlSchema } from './schema';
+
+export const GRAPHQL_PATH = '/graphql';
+
+export interface YogaOptions {
+  /** NODE_ENV=production: no field suggestions in validation messages. */
+  production: boolean;
+}
+
+export type GraphQLServer = YogaServerInstance<GraphQLContext, Record<string, never>>;
+
+/** Every error of every answer as the spec's error object (see `errors.ts`). */
+function errorShaping(): Plugin<GraphQLContext> {
+  return {
+    onResultProcess({ result, setResult, serverContext }) {
+      const context = serverContext as unknown as GraphQLContext;
+      const shape = <T extends { errors?: readonly GraphQLError[] }>(single: T): T =>
+        single.errors?.length
+          ? { ...single, errors: single.errors.map((e) => shapeError(e, context.requestId, context.logger)) }
+          : single;
+      if (Array.isArray(result)) setResult(result.map(shape));
+      else if (!(Symbol.asyncIterator in (result as object))) setResult(shape(result as { errors?: GraphQLError[] }));
+    },
+  };
+}
+
+/**
+ * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
+ * `/graphql` route with a per-request context. Authentication, the request size cap and
+ * GraphiQL are handled by that route; here: CSRF prevention, the query limits, the parser and
+ * validation caches, and error shaping. No batching, no uploads, no subscriptions.
+ */
+export function createGraphQLServer(options: YogaOptions): GraphQLServer {
+  return createYoga<GraphQLContext, Record<string, never>>({
+    schema: graphqlSchema(),
+    graphqlEndpoint: GRAPHQL_PATH,
+    graphiql: false,
+    landingPage: false,
+    maskedErrors: false,
+    batching: false,
+    multipart: false,
+    cors: false,
+    logging: false,
+    parserAndValidationCache: true,
+    plugins: [useCSRFPrevention(), ...armorPlugins(options), requestChecks(), errorShaping()],
+  }) as unknown as GraphQLServer;
+}
