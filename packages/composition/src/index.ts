@@ -46,6 +46,15 @@ export type DomainConfig = {
   MEILI_API_KEY?: string | undefined;
 };
 
+/**
+ * Options for `superRefine(checkDomainEnv, listEveryProblem)`: run the cross-variable checks even
+ * when a variable is already invalid (zod skips refinements after field issues by default), so
+ * that a service stops listing every problem at once.
+ */
+export const listEveryProblem = {
+  when: (payload: { value: unknown }) => typeof payload.value === 'object' && payload.value !== null,
+};
+
 /** Cross-field rules of `domainEnvShape`, for a `superRefine` of the schema that spreads it. */
 export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
   for (const prefix of ['SESSION', 'OAUTH'] as const) {

@@ -1,4 +1,4 @@
-import { checkDomainEnv, domainEnvShape } from '@tms/composition';
+import { checkDomainEnv, domainEnvShape, listEveryProblem } from '@tms/composition';
 import { z } from 'zod';
 
 const schema = z
@@ -11,7 +11,7 @@ const schema = z
     TMS_WORKSPACE: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
-  .superRefine(checkDomainEnv);
+  .superRefine(checkDomainEnv, listEveryProblem);
 
 export type CliEnv = z.infer<typeof schema>;
 

@@ -15,8 +15,10 @@ interface IndexerProcess {
 }
 
 function startIndexer(databaseUrl: string, batchSize: number): IndexerProcess {
-  const child = spawn('npx', ['tsx', 'services/indexer/src/main.ts'], {
+  // Its own process group, so that a signal reaches tsx's node child too (and kills for real).
+  const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), ['services/indexer/src/main.ts'], {
     cwd: ROOT,
+    detached: true,
     env: { ...process.env, DATABASE_URL: databaseUrl, INDEXER_BATCH_SIZE: String(batchSize), INDEXER_POLL_MS: '100' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -53,6 +55,15 @@ function startIndexer(databaseUrl: string, batchSize: number): IndexerProcess {
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return { child, batches, firstBatch, started, exited };
+}
+
+/** Signal the indexer's whole process group (tsx runs the service in a child node process). */
+function signal(p: IndexerProcess, name: NodeJS.Signals): void {
+  try {
+    process.kill(-(p.child.pid as number), name);
+  } catch {
+    /* already gone */
+  }
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
@@ -118,7 +129,7 @@ describe('indexer processes on Postgres', () => {
   }, 180_000);
 
   afterAll(async () => {
-    for (const p of running) p.child.kill('SIGKILL');
+    for (const p of running) signal(p, 'SIGKILL');
     await h?.close();
   });
 
@@ -126,7 +137,7 @@ describe('indexer processes on Postgres', () => {
     const first = startIndexer(h.database?.url as string, 5);
     running.push(first);
     await first.firstBatch;
-    first.child.kill('SIGKILL');
+    signal(first, 'SIGKILL');
     await first.exited;
 
     // indexed_sequence never passes a commit whose documents are not in the index.
@@ -147,7 +158,7 @@ describe('indexer processes on Postgres', () => {
     for (const ws of workspaces) {
       expect(await provider.indexedRevisionIds(ws)).toEqual(await expectedRevisionIds(ws));
     }
-    second.child.kill('SIGTERM');
+    signal(second, 'SIGTERM');
     await second.exited;
   }, 120_000);
 
@@ -163,7 +174,7 @@ describe('indexer processes on Postgres', () => {
       for (const ws of workspaces) await stores.indexState.reset(ws, 'postgres', Date.now() / 1000);
     });
     await Promise.all([a.firstBatch, b.firstBatch]);
-    a.child.kill('SIGKILL');
+    signal(a, 'SIGKILL');
     await a.exited;
     await until(caughtUp);
 
@@ -180,7 +191,7 @@ describe('indexer processes on Postgres', () => {
       for (let i = 1; i < mine.length; i += 1) expect(mine[i]?.from).toBeGreaterThan(mine[i - 1]?.to as number);
       expect(await provider.indexedRevisionIds(ws)).toEqual(await expectedRevisionIds(ws));
     }
-    b.child.kill('SIGTERM');
+    signal(b, 'SIGTERM');
     await b.exited;
   }, 120_000);
 });
