@@ -8,7 +8,7 @@ import type {
   OperationInput,
   OperationOutput,
 } from '@tms/catalog';
-import { type CommitStamp, newId, type RevisionRow } from '@tms/ledger';
+import { type CommitStamp, type DeletionReceiptRow, newId, type RevisionRow } from '@tms/ledger';
 import type { WorkspaceAccess } from '../access';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
@@ -213,6 +213,25 @@ export async function attestMemory(
   };
 }
 
+/** Keep the deletion receipt in the ledger, stamped by the purge's own commit. */
+function recordReceipt(
+  ctx: HandlerContext,
+  workspaceId: string,
+  stamp: CommitStamp,
+  receipt: Pick<
+    DeletionReceiptRow,
+    'id' | 'subjectKind' | 'subjectId' | 'namespaceId' | 'revisionIds' | 'erasedSha256'
+  >,
+): Promise<void> {
+  return ctx.stores.receipts.insert({
+    ...receipt,
+    workspaceId,
+    recorderActorId: ctx.caller.actorId,
+    recordedAt: stamp.recordedAt,
+    commitSequence: stamp.sequence,
+  });
+}
+
 export async function forgetMemory(
   input: OperationInput<typeof memoriesForget>,
   ctx: HandlerContext,
@@ -259,17 +278,13 @@ export async function forgetMemory(
   await ctx.stores.memories.purge(access.workspaceId, memory.id, stamp.recordedAt);
   await ctx.stores.idempotency.eraseBySubjects(access.workspaceId, [memory.id, ...revisionIds]);
   await invalidate(access, dependents, stamp.recordedAt, 'support_deleted');
-  await ctx.stores.receipts.insert({
-    workspaceId: access.workspaceId,
+  await recordReceipt(ctx, access.workspaceId, stamp, {
     id: receipt.id,
     subjectKind: 'memory',
     subjectId: memory.id,
     namespaceId: memory.namespaceId,
     revisionIds,
     erasedSha256: receipt.erased_text_sha256,
-    recorderActorId: ctx.caller.actorId,
-    recordedAt: stamp.recordedAt,
-    commitSequence: stamp.sequence,
   });
   return { receipt: { ...receipt, recorded_at: stamp.recordedAt }, commit: presentCommit(stamp) };
 }
@@ -292,17 +307,13 @@ export async function forgetEvidence(
   const stamp = await ctx.commit(row.workspaceId, [row.id, receipt.id]);
   await ctx.stores.evidence.purge(row.workspaceId, row.id, stamp.recordedAt);
   await ctx.stores.idempotency.eraseBySubjects(row.workspaceId, [row.id]);
-  await ctx.stores.receipts.insert({
-    workspaceId: row.workspaceId,
+  await recordReceipt(ctx, row.workspaceId, stamp, {
     id: receipt.id,
     subjectKind: 'evidence',
     subjectId: row.id,
     namespaceId: row.namespaceId,
     revisionIds: [],
     erasedSha256: [row.excerptSha256],
-    recorderActorId: ctx.caller.actorId,
-    recordedAt: stamp.recordedAt,
-    commitSequence: stamp.sequence,
   });
   return { receipt: { ...receipt, recorded_at: stamp.recordedAt }, commit: presentCommit(stamp) };
 }

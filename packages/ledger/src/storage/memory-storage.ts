@@ -126,14 +126,6 @@ export class MemoryStorage {
       .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, memoryId)));
   }
 
-  async allRevisions(workspaceId: string, memoryId: string): Promise<RevisionRow[]> {
-    return this.db
-      .select()
-      .from(revisions)
-      .where(and(eq(revisions.workspaceId, workspaceId), eq(revisions.memoryId, memoryId)))
-      .orderBy(asc(revisions.generation));
-  }
-
   /**
    * One page of a namespace's memories at (asOf, knownAt): for each memory its revision that
    * was current at knownAt and valid at asOf, unpurged; ordered by memory id.
