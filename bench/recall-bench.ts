@@ -62,6 +62,8 @@ async function main() {
       scopes: null,
       boundWorkspaceId: null,
       principal: `actor:${actor.id}`,
+      credential: null,
+      operator: false,
     };
     const ws = (await call(domain, caller, 'workspaces.create', { body: { name: 'bench' } }, null)).workspace.id;
     const ns = (await call(domain, caller, 'namespaces.create', { body: { parent_id: null, name: 'bulk' } }, ws))

@@ -66,3 +66,54 @@ export function reachOf(
   }
   return { direct, subtreeRoots };
 }
+
+/** What a credential may reach at most, whatever its grants say. */
+export interface CredentialCeiling {
+  capabilities: readonly Capability[];
+  /** The namespaces (with their subtrees) it may reach, or null for the whole workspace. */
+  subtreeRoots: readonly NamespaceLike[] | null;
+}
+
+function expand(capabilities: readonly string[]): Set<Capability> {
+  return capabilities.includes('admin') ? new Set(ALL) : new Set(capabilities as Capability[]);
+}
+
+/**
+ * The grants of a credential cut down to its ceiling, as ordinary grants, so that
+ * `capabilitiesOn` and `reachOf` apply unchanged. Capabilities are intersected (`admin`
+ * expanded first). With a namespace ceiling, a grant inside an allowed subtree stays as it is,
+ * an `inherit` grant on an ancestor of an allowed root is moved down onto that root, and
+ * everything else falls away. `grantNamespaces` holds the rows of the granted namespaces.
+ */
+export function narrowGrants(
+  grants: readonly GrantLike[],
+  ceiling: CredentialCeiling,
+  grantNamespaces: readonly NamespaceLike[],
+): GrantLike[] {
+  const allowed = expand(ceiling.capabilities);
+  const capped: GrantLike[] = [];
+  for (const grant of grants) {
+    const capabilities = [...expand(grant.capabilities)].filter((c) => allowed.has(c));
+    if (capabilities.length > 0) capped.push({ ...grant, capabilities });
+  }
+  if (ceiling.subtreeRoots === null) return capped;
+
+  const namespaceById = new Map(grantNamespaces.map((n) => [n.id, n]));
+  const narrowed: GrantLike[] = [];
+  for (const grant of capped) {
+    const granted = namespaceById.get(grant.namespaceId);
+    if (!granted) continue;
+    const insideAllowed = ceiling.subtreeRoots.some(
+      (root) => root.id === granted.id || granted.ancestorIds.includes(root.id),
+    );
+    if (insideAllowed) {
+      narrowed.push(grant);
+      continue;
+    }
+    if (!grant.inherit) continue;
+    for (const root of ceiling.subtreeRoots) {
+      if (root.ancestorIds.includes(granted.id)) narrowed.push({ ...grant, namespaceId: root.id });
+    }
+  }
+  return narrowed;
+}

@@ -43,6 +43,11 @@ export interface OperationSpec<
   maxItems: number;
   /** Whether the operation writes (and so returns a commit). */
   mutates: boolean;
+  /**
+   * The answer carries a top-level `secret` shown once: the stored idempotent answer keeps
+   * `secret: null`, so neither the database nor a replay ever holds it.
+   */
+  revealsSecret?: boolean;
   input: { params: Params; query: Query; body: Body };
   output: Output;
 }

@@ -1,5 +1,13 @@
 import { z } from 'zod';
 import { defineOperation } from './operation';
+import {
+  credentialsCreate,
+  credentialsList,
+  credentialsRevoke,
+  installationsCreate,
+  installationsList,
+  installationsRevoke,
+} from './operations-credentials';
 import { evidenceForget, memoriesAttest, memoriesCorrect, memoriesForget, memoriesList } from './operations-lifecycle';
 import { recall } from './operations-recall';
 import {
@@ -395,6 +403,12 @@ export const OPERATIONS = [
   memoriesForget,
   evidenceForget,
   recall,
+  installationsList,
+  installationsCreate,
+  installationsRevoke,
+  credentialsList,
+  credentialsCreate,
+  credentialsRevoke,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

@@ -1,6 +1,6 @@
-import { capabilitiesOn, reachOf, subtreeCapabilitiesOn } from '@tms/auth';
+import { capabilitiesOn, type GrantLike, narrowGrants, reachOf, subtreeCapabilitiesOn } from '@tms/auth';
 import type { Capability } from '@tms/catalog';
-import type { GrantRow, NamespaceRow, Role, Stores, Visibility } from '@tms/ledger';
+import type { GrantTarget, NamespaceRow, Role, Stores, Visibility } from '@tms/ledger';
 import type { Caller } from './caller';
 import { DomainError } from './errors';
 
@@ -9,7 +9,7 @@ import { DomainError } from './errors';
  * grants, loaded once and never shared across requests (so revocation bites at once).
  */
 export class WorkspaceAccess {
-  private grantsPromise: Promise<GrantRow[]> | null = null;
+  private grantsPromise: Promise<GrantLike[]> | null = null;
   private readonly namespaceCache = new Map<string, Promise<NamespaceRow | null>>();
 
   constructor(
@@ -23,9 +23,31 @@ export class WorkspaceAccess {
     return this.role === 'admin';
   }
 
-  private grants(): Promise<GrantRow[]> {
-    this.grantsPromise ??= this.stores.namespaces.grantsFor(this.workspaceId, 'actor', this.caller.actorId);
+  private grants(): Promise<GrantLike[]> {
+    this.grantsPromise ??= this.loadGrants();
     return this.grantsPromise;
+  }
+
+  private async loadGrants(): Promise<GrantLike[]> {
+    const credential = this.caller.credential;
+    if (!credential) {
+      return this.stores.namespaces.grantsFor(this.workspaceId, [{ kind: 'actor', id: this.caller.actorId }]);
+    }
+    // A credential holds its own grants and its installation's, cut down to its ceilings.
+    const targets: GrantTarget[] = [{ kind: 'credential', id: credential.id }];
+    if (credential.installationId) targets.push({ kind: 'installation', id: credential.installationId });
+    const grants = await this.stores.namespaces.grantsFor(this.workspaceId, targets);
+    const roots = credential.namespaceIds;
+    const rows =
+      roots === null
+        ? []
+        : await this.stores.namespaces.getMany(this.workspaceId, [...roots, ...grants.map((g) => g.namespaceId)]);
+    const rootSet = new Set(roots ?? []);
+    return narrowGrants(
+      grants,
+      { capabilities: credential.capabilities, subtreeRoots: roots === null ? null : rows.filter((r) => rootSet.has(r.id)) },
+      rows,
+    );
   }
 
   namespace(id: string): Promise<NamespaceRow | null> {

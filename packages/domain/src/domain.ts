@@ -1,16 +1,34 @@
 import crypto from 'node:crypto';
-import { InvalidTokenError, KeySetUnavailableError, type TokenVerifier } from '@tms/auth';
-import { idSchema, OPERATION_LIMITS, type Operation, workspaceIdSchema } from '@tms/catalog';
-import type { Ledger, Stores } from '@tms/ledger';
+import {
+  InvalidTokenError,
+  KeySetUnavailableError,
+  looksLikeCredentialSecret,
+  parseCredentialSecret,
+  secretMatches,
+  type TokenVerifier,
+} from '@tms/auth';
+import {
+  CAPABILITIES,
+  type Capability,
+  idSchema,
+  OPERATION_LIMITS,
+  type Operation,
+  workspaceIdSchema,
+} from '@tms/catalog';
+import type { Ledger, Role, Stores } from '@tms/ledger';
 import type { SearchProvider } from '@tms/search';
 import { WorkspaceAccess } from './access';
-import type { Caller } from './caller';
+import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
 import type { HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import { DomainError } from './errors';
 import { HANDLERS } from './handlers';
 import { RequestLoaders } from './loaders';
+import type { RateLimiter } from './rate-limiter';
+
+/** Compared against when no credential row exists, so that both paths hash and compare. */
+const UNMATCHABLE_SHA256 = '0'.repeat(64);
 
 /** What a transport hands over: the raw parts of the request, still unvalidated. */
 export interface RawInput {
@@ -39,19 +57,29 @@ export interface OperationResult {
  * workspace membership, idempotency and the write transaction are applied here, the same
  * way for REST, GraphQL and agent tools; the per-operation rules live in `services/`.
  */
+export interface DomainOptions {
+  /** Per principal and operation; none means unlimited (benchmarks, the operator CLI). */
+  rateLimiter?: RateLimiter | null;
+}
+
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
+  private readonly rateLimiter: RateLimiter | null;
 
   constructor(
     readonly ledger: Ledger,
     private readonly verifier: TokenVerifier,
     /** The search provider recall asks; null when none is configured. */
     readonly search: SearchProvider | null = null,
-  ) {}
+    options: DomainOptions = {},
+  ) {
+    this.rateLimiter = options.rateLimiter ?? null;
+  }
 
   /** Resolve a bearer token to a caller; `unauthenticated` for anything not provably valid. */
   async authenticate(token: string | null): Promise<Caller> {
     if (!token) throw new DomainError('unauthenticated');
+    if (looksLikeCredentialSecret(token)) return this.authenticateCredential(token);
     let verified: Awaited<ReturnType<TokenVerifier['verify']>>;
     try {
       verified = await this.verifier.verify(token);
@@ -69,10 +97,83 @@ export class Domain {
       scopes: verified.scopes,
       boundWorkspaceId: null,
       principal: `actor:${actor.id}`,
+      credential: null,
+      operator: false,
     };
   }
 
+  /**
+   * An installation credential or service key, read from the ledger on every request (never
+   * cached), so that a revocation or expiry on any process is refused on the very next request.
+   */
+  private async authenticateCredential(token: string): Promise<Caller> {
+    const named = parseCredentialSecret(token);
+    if (!named) throw new DomainError('unauthenticated', 'malformed credential');
+    const row = await this.ledger.stores.credentials.findCredentialForAuthentication(named.credentialId);
+    // Compare before looking at anything else, so an unknown and a wrong secret cost the same.
+    const matches = secretMatches(token, row?.secretSha256 ?? UNMATCHABLE_SHA256);
+    if (!row || !matches || row.kind !== named.kind) throw new DomainError('unauthenticated', 'unknown credential');
+    if (row.revokedAt !== null) throw new DomainError('unauthenticated', 'credential revoked');
+    if (row.expiresAt !== null && row.expiresAt <= nowSeconds()) {
+      throw new DomainError('unauthenticated', 'credential expired');
+    }
+    const capabilities = row.capabilities as Capability[];
+    const scopes = (capabilities.includes('admin') ? CAPABILITIES : capabilities).map((c) => `svc:${c}`);
+    return {
+      kind: row.kind,
+      actorId: row.actorId,
+      issuer: CREDENTIAL_ISSUER,
+      subject: row.id,
+      scopes,
+      boundWorkspaceId: row.workspaceId,
+      principal: `credential:${row.id}`,
+      credential: {
+        id: row.id,
+        installationId: row.installationId,
+        capabilities,
+        namespaceIds: row.namespaceIds,
+      },
+      operator: false,
+    };
+  }
+
+  /**
+   * The operator CLI (`svc admin ...`): run an operation in one workspace with workspace-admin
+   * standing, through the same validation, rules, commit and idempotency record as a request.
+   */
+  async executeAsOperator(
+    operation: Operation,
+    raw: RawInput,
+    options: { workspaceId: string; operatorSubject: string; idempotencyKey: string | null },
+  ): Promise<OperationResult> {
+    const actor = await this.ledger.stores.directory.findOrCreateActor(
+      OPERATOR_ISSUER,
+      options.operatorSubject,
+      nowSeconds(),
+    );
+    const caller: Caller = {
+      kind: 'session',
+      actorId: actor.id,
+      issuer: actor.issuer,
+      subject: actor.subject,
+      scopes: null,
+      boundWorkspaceId: options.workspaceId,
+      principal: `operator:${actor.id}`,
+      credential: null,
+      operator: true,
+    };
+    return this.execute(operation, raw, {
+      caller,
+      requestId: `cli_${crypto.randomBytes(8).toString('hex')}`,
+      selectedWorkspaceId: options.workspaceId,
+      idempotencyKey: options.idempotencyKey,
+    });
+  }
+
   async execute(operation: Operation, raw: RawInput, meta: RequestMeta): Promise<OperationResult> {
+    // Counted per operation executed, so a GraphQL document or an MCP call with several
+    // operations spends one token for each.
+    this.rateLimiter?.take(meta.caller.principal, operation.name);
     const key = operation.idempotent ? checkIdempotencyKey(meta.idempotencyKey) : null;
     const input = validate(operation, raw);
     if (operation.scope && meta.caller.scopes !== null && !meta.caller.scopes.includes(operation.scope)) {
@@ -105,7 +206,8 @@ export class Domain {
           return { json: existing.body, replayed: true };
         }
       }
-      const json = JSON.stringify(await handler(input, ctx));
+      const answer = await handler(input, ctx);
+      const json = JSON.stringify(answer);
       // A dry run writes nothing, not even its idempotency record.
       if (key && input.dry_run !== true) {
         await stores.idempotency.insert({
@@ -116,7 +218,8 @@ export class Domain {
           operation: operation.name,
           fingerprint,
           status: 200,
-          body: json,
+          // A secret is shown once: the stored answer (and so any replay) holds null instead.
+          body: operation.revealsSecret ? JSON.stringify({ ...answer, secret: null }) : json,
           createdAt: nowSeconds(),
         });
       }
@@ -210,13 +313,28 @@ export class Domain {
       workspaceId = meta.caller.boundWorkspaceId ?? meta.selectedWorkspaceId;
       if (workspaceId === null) throw new DomainError('invalid_input', 'X-Service-Workspace is required');
     }
-    if (meta.caller.boundWorkspaceId && meta.caller.boundWorkspaceId !== workspaceId) {
+    // A bound credential's selector may only repeat its workspace, never name another.
+    const bound = meta.caller.boundWorkspaceId;
+    if (bound && (bound !== workspaceId || (meta.selectedWorkspaceId ?? bound) !== bound)) {
       throw new DomainError('not_found', 'credential bound to another workspace');
     }
     if (!workspaceIdSchema.safeParse(workspaceId).success) throw new DomainError('invalid_input', 'bad workspace id');
-    const role = await stores.memberships.roleOf(workspaceId, meta.caller.actorId);
+    return new WorkspaceAccess(stores, workspaceId, meta.caller, await this.standingIn(workspaceId, meta.caller, stores));
+  }
+
+  /**
+   * The caller's role in the workspace, checked on every request: members by membership,
+   * credentials by being bound to it (their grants decide the rest), the operator as admin.
+   */
+  private async standingIn(workspaceId: string, caller: Caller, stores: Stores): Promise<Role> {
+    if (caller.credential) return 'member';
+    if (caller.operator) {
+      if (!(await stores.directory.getWorkspace(workspaceId))) throw new DomainError('not_found', 'no such workspace');
+      return 'admin';
+    }
+    const role = await stores.memberships.roleOf(workspaceId, caller.actorId);
     if (!role) throw new DomainError('not_found', 'not a member');
-    return new WorkspaceAccess(stores, workspaceId, meta.caller, role);
+    return role;
   }
 
   private cursors(): Promise<CursorCodec> {

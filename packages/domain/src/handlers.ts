@@ -1,5 +1,13 @@
 import type { Operation, OperationInput, OperationName } from '@tms/catalog';
 import type { HandlerContext } from './context';
+import {
+  createCredential,
+  createInstallation,
+  listCredentials,
+  listInstallations,
+  revokeCredential,
+  revokeInstallation,
+} from './services/credentials';
 import { createEvidence, getEvidence, verifyEvidence } from './services/evidence';
 import { attestMemory, correctMemory, forgetEvidence, forgetMemory, listMemories } from './services/lifecycle';
 import { getMe } from './services/me';
@@ -36,4 +44,10 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'memories.forget': forgetMemory,
   'evidence.forget': forgetEvidence,
   recall: recallMemories,
+  'installations.list': listInstallations,
+  'installations.create': createInstallation,
+  'installations.revoke': revokeInstallation,
+  'credentials.list': listCredentials,
+  'credentials.create': createCredential,
+  'credentials.revoke': revokeCredential,
 };

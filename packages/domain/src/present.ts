@@ -1,9 +1,19 @@
 import crypto from 'node:crypto';
-import type { Evidence, Namespace, Revision, Verification, Workspace } from '@tms/catalog';
+import type {
+  Credential,
+  Evidence,
+  Installation,
+  Namespace,
+  Revision,
+  Verification,
+  Workspace,
+} from '@tms/catalog';
 import {
   type CommitStamp,
+  type CredentialRow,
   decodePathKey,
   type EvidenceRow,
+  type InstallationRow,
   type NamespaceRow,
   type RevisionRow,
   type VerificationRow,
@@ -102,3 +112,26 @@ export function presentRevision(row: RevisionRow, knownAt: number = Number.POSIT
       : null,
   };
 }
+
+export const presentInstallation = (row: InstallationRow): Installation => ({
+  id: row.id,
+  workspace_id: row.workspaceId,
+  name: row.name,
+  created_at: row.createdAt,
+  revoked_at: row.revokedAt,
+});
+
+/** A credential's metadata: the secret is never part of it (only its hash is stored). */
+export const presentCredential = (row: CredentialRow): Credential => ({
+  id: row.id,
+  workspace_id: row.workspaceId,
+  kind: row.kind,
+  product_installation_id: row.installationId,
+  name: row.name,
+  actor_id: row.actorId,
+  capabilities: row.capabilities as Credential['capabilities'],
+  namespace_ids: row.namespaceIds,
+  expires_at: row.expiresAt,
+  created_at: row.createdAt,
+  revoked_at: row.revokedAt,
+});

@@ -289,3 +289,52 @@ export const indexState = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.provider] })],
 );
+
+// ---- product installations and their credentials ---------------------------------------
+
+/** A product installed into a workspace; grants may target it and its credentials inherit them. */
+export const installations = pgTable(
+  'installations',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    name: utf8('name').notNull(),
+    createdAt: seconds('created_at').notNull(),
+    createdBy: text('created_by').notNull(),
+    revokedAt: seconds('revoked_at'),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('installations_order').on(t.workspaceId, t.createdAt, t.id)],
+);
+
+/**
+ * Opaque bearer secrets: installation credentials and workspace-bound service keys. Only the
+ * SHA-256 of the secret is kept. The secret names its credential id, so authentication looks
+ * the row up by id (`credentials_by_id`) and compares hashes in constant time.
+ */
+export const credentials = pgTable(
+  'credentials',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    kind: text('kind', { enum: ['installation', 'service_key'] }).notNull(),
+    /** Set for installation credentials, null for service keys. */
+    installationId: text('installation_id'),
+    name: utf8('name').notNull(),
+    /** The actor this credential acts as (recorder of its writes). */
+    actorId: text('actor_id').notNull(),
+    secretSha256: text('secret_sha256').notNull(),
+    /** Ceiling on what its grants can give it. */
+    capabilities: text('capabilities').array().notNull(),
+    /** Ceiling on where: these namespaces and their subtrees; null = the whole workspace. */
+    namespaceIds: text('namespace_ids').array(),
+    expiresAt: seconds('expires_at'),
+    createdAt: seconds('created_at').notNull(),
+    createdBy: text('created_by').notNull(),
+    revokedAt: seconds('revoked_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index('credentials_by_id').on(t.id),
+    index('credentials_order').on(t.workspaceId, t.createdAt, t.id),
+  ],
+);

@@ -1,5 +1,6 @@
 import type { Database } from './database';
 import { CommitStorage } from './storage/commit-storage';
+import { CredentialStorage } from './storage/credential-storage';
 import { DirectoryStorage } from './storage/directory-storage';
 import { EvidenceStorage } from './storage/evidence-storage';
 import { IdempotencyStorage } from './storage/idempotency-storage';
@@ -20,6 +21,7 @@ export class Stores {
   readonly memories: MemoryStorage;
   readonly receipts: ReceiptStorage;
   readonly indexState: IndexStateStorage;
+  readonly credentials: CredentialStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -31,5 +33,6 @@ export class Stores {
     this.memories = new MemoryStorage(db);
     this.receipts = new ReceiptStorage(db);
     this.indexState = new IndexStateStorage(db);
+    this.credentials = new CredentialStorage(db);
   }
 }

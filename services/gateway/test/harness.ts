@@ -31,6 +31,8 @@ export interface Harness {
   /** SQL statements issued through Drizzle since the last reset. */
   queries: { count: number; texts: string[]; reset(): void };
   human(options?: { enroll?: boolean }): Promise<Human>;
+  /** `table.column` of every text, bytea or array column in which `needle` occurs (for leak checks). */
+  findInDatabase(needle: string): Promise<string[]>;
   /** A fresh workspace owned by a fresh enrolled human. */
   workspace(): Promise<{ id: string; owner: Human; api: ApiClient }>;
   close(): Promise<void>;
@@ -125,6 +127,28 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       if (res.status !== 200) throw new Error(`workspaces.create failed: ${res.text}`);
       const id = res.body.workspace.id as string;
       return { id, owner, api: await owner.api(id) };
+    },
+    async findInDatabase(needle) {
+      const db = gateway.ledger.handle.db;
+      const { sql } = await import('drizzle-orm');
+      const rowsOf = <T>(result: unknown) => (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+      const columns = rowsOf<{ table_name: string; column_name: string; data_type: string }>(
+        await db.execute(sql`select table_name, column_name, data_type from information_schema.columns
+          where table_schema = 'public' and data_type in ('text', 'bytea', 'ARRAY', 'jsonb')`),
+      );
+      if (columns.length < 10) throw new Error('the ledger schema was not found');
+      const found: string[] = [];
+      for (const { table_name, column_name, data_type } of columns) {
+        const column = sql.identifier(column_name);
+        const asText = data_type === 'bytea' ? sql`encode(${column}, 'escape')` : sql`${column}::text`;
+        const hits = rowsOf<{ n: number }>(
+          await db.execute(
+            sql`select count(*)::int as n from ${sql.identifier(table_name)} where ${asText} like ${`%${needle}%`}`,
+          ),
+        );
+        if ((hits[0]?.n ?? 0) > 0) found.push(`${table_name}.${column_name}`);
+      }
+      return found;
     },
     async close() {
       await gateway.close();

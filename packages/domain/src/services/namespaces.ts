@@ -9,7 +9,7 @@ import {
   type OperationInput,
   type OperationOutput,
 } from '@tms/catalog';
-import { decodePathKey, encodePathKey, type GrantRow, newId } from '@tms/ledger';
+import { decodePathKey, encodePathKey, type GrantRow, type GrantTarget, newId } from '@tms/ledger';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentCommit, presentNamespace } from '../present';
@@ -99,14 +99,14 @@ export async function updateNamespace(
   return { namespace: presentNamespace(updated), commit: presentCommit(stamp) };
 }
 
-function targetOf(grant: OperationInput<typeof namespacesGrantsPut>['grants'][number]) {
+function targetOf(grant: OperationInput<typeof namespacesGrantsPut>['grants'][number]): GrantTarget {
   switch (grant.target.kind) {
     case 'actor':
-      return { kind: 'actor' as const, id: grant.target.actor_id };
+      return { kind: 'actor', id: grant.target.actor_id };
     case 'installation':
-      return { kind: 'installation' as const, id: grant.target.product_installation_id };
+      return { kind: 'installation', id: grant.target.product_installation_id };
     case 'credential':
-      return { kind: 'credential' as const, id: grant.target.credential_id };
+      return { kind: 'credential', id: grant.target.credential_id };
   }
 }
 
@@ -120,12 +120,18 @@ export async function putGrants(
   const seen = new Set(targets.map((t) => `${t.kind}:${t.id}`));
   if (seen.size !== targets.length) throw new DomainError('invalid_input', 'duplicate grant target');
 
-  // Grants may only target members of the workspace (installations and credentials arrive
-  // with their own issue; until then no such target exists).
+  // Grants may only target members, installations and credentials of the workspace (revoked
+  // ones included: they no longer exist as far as a grant is concerned).
+  const ids = (kind: GrantTarget['kind']) => targets.filter((t) => t.kind === kind).map((t) => t.id);
   const members = new Set((await ctx.stores.memberships.list(access.workspaceId)).map((m) => m.actorId));
-  if (targets.some((t) => t.kind !== 'actor' || !members.has(t.id))) {
-    throw new DomainError('invalid_input', 'grant target is not a member of the workspace');
-  }
+  const live = await ctx.stores.credentials.liveTargets(access.workspaceId, ids('installation'), ids('credential'));
+  const exists = (t: GrantTarget) =>
+    t.kind === 'actor'
+      ? members.has(t.id)
+      : t.kind === 'installation'
+        ? live.installations.has(t.id)
+        : live.credentials.has(t.id);
+  if (!targets.every(exists)) throw new DomainError('invalid_input', 'grant target is not in the workspace');
 
   // No broader than the caller's own: inherited grants need the capability on the subtree.
   const own = await access.capabilitiesOn(namespace);
@@ -139,7 +145,7 @@ export async function putGrants(
 
   const stamp = await ctx.commit(access.workspaceId, [namespace.id]);
   const rows: GrantRow[] = input.grants.map((grant, position) => {
-    const target = targets[position] as { kind: GrantRow['targetKind']; id: string };
+    const target = targets[position] as GrantTarget;
     return {
       workspaceId: access.workspaceId,
       namespaceId: namespace.id,

@@ -34,8 +34,20 @@ export async function listWorkspaces(
   };
 }
 
+/**
+ * A credential lists its bound workspace: a service key always, an installation credential
+ * only while it or its installation holds a grant there (the spec's "installation grants").
+ */
 async function boundWorkspace(ctx: HandlerContext, workspaceId: string, after: unknown) {
   if (after) return [];
+  const credential = ctx.caller.credential;
+  if (credential?.installationId) {
+    const grants = await ctx.stores.namespaces.grantsFor(workspaceId, [
+      { kind: 'credential', id: credential.id },
+      { kind: 'installation', id: credential.installationId },
+    ]);
+    if (grants.length === 0) return [];
+  }
   const row = await ctx.stores.directory.getWorkspace(workspaceId);
   return row ? [row] : [];
 }

@@ -4,6 +4,10 @@ import { grants, namespaces } from '../schema';
 
 export type NamespaceRow = typeof namespaces.$inferSelect;
 export type GrantRow = typeof grants.$inferSelect;
+export interface GrantTarget {
+  kind: GrantRow['targetKind'];
+  id: string;
+}
 
 /** Which namespaces a listing may show: all of them, or those reachable through grants. */
 export type Visibility = 'all' | { direct: readonly string[]; subtreeRoots: readonly string[] };
@@ -114,13 +118,17 @@ export class NamespaceStorage {
       .orderBy(asc(grants.namespaceId), asc(grants.position));
   }
 
-  /** Every grant held by one target anywhere in the workspace. */
-  async grantsFor(workspaceId: string, targetKind: GrantRow['targetKind'], targetId: string): Promise<GrantRow[]> {
+  /** Every grant held by any of these targets anywhere in the workspace (one statement). */
+  async grantsFor(workspaceId: string, targets: readonly GrantTarget[]): Promise<GrantRow[]> {
+    if (targets.length === 0) return [];
     return this.db
       .select()
       .from(grants)
       .where(
-        and(eq(grants.workspaceId, workspaceId), eq(grants.targetKind, targetKind), eq(grants.targetId, targetId)),
+        and(
+          eq(grants.workspaceId, workspaceId),
+          or(...targets.map((t) => and(eq(grants.targetKind, t.kind), eq(grants.targetId, t.id)))),
+        ),
       );
   }
 

@@ -1,0 +1,161 @@
+import { and, asc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
+import type { Database } from '../database';
+import { credentials, installations } from '../schema';
+
+export type InstallationRow = typeof installations.$inferSelect;
+export type CredentialRow = typeof credentials.$inferSelect;
+
+/** A listing position: (created_at, id). */
+export interface ListPosition {
+  createdAt: number;
+  id: string;
+}
+
+/** Product installations and the opaque credentials issued for them and as service keys. */
+export class CredentialStorage {
+  constructor(private readonly db: Database) {}
+
+  async insertInstallation(row: InstallationRow): Promise<void> {
+    await this.db.insert(installations).values(row);
+  }
+
+  async getInstallation(workspaceId: string, id: string): Promise<InstallationRow | null> {
+    const rows = await this.db
+      .select()
+      .from(installations)
+      .where(and(eq(installations.workspaceId, workspaceId), eq(installations.id, id)));
+    return rows[0] ?? null;
+  }
+
+  async listInstallations(workspaceId: string, after: ListPosition | null, limit: number): Promise<InstallationRow[]> {
+    return this.db
+      .select()
+      .from(installations)
+      .where(
+        and(
+          eq(installations.workspaceId, workspaceId),
+          after
+            ? or(
+                gt(installations.createdAt, after.createdAt),
+                and(eq(installations.createdAt, after.createdAt), gt(installations.id, after.id)),
+              )
+            : undefined,
+        ),
+      )
+      .orderBy(asc(installations.createdAt), asc(installations.id))
+      .limit(limit);
+  }
+
+  /** Revoke an installation and every credential issued for it; false when it already was. */
+  async revokeInstallation(workspaceId: string, id: string, at: number): Promise<boolean> {
+    const revoked = await this.db
+      .update(installations)
+      .set({ revokedAt: at })
+      .where(and(eq(installations.workspaceId, workspaceId), eq(installations.id, id), isNull(installations.revokedAt)))
+      .returning({ id: installations.id });
+    if (revoked.length === 0) return false;
+    await this.db
+      .update(credentials)
+      .set({ revokedAt: at })
+      .where(
+        and(
+          eq(credentials.workspaceId, workspaceId),
+          eq(credentials.installationId, id),
+          isNull(credentials.revokedAt),
+        ),
+      );
+    return true;
+  }
+
+  async insertCredential(row: CredentialRow): Promise<void> {
+    await this.db.insert(credentials).values(row);
+  }
+
+  async getCredential(workspaceId: string, id: string): Promise<CredentialRow | null> {
+    const rows = await this.db
+      .select()
+      .from(credentials)
+      .where(and(eq(credentials.workspaceId, workspaceId), eq(credentials.id, id)));
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The credential a presented secret names, in whichever workspace holds it. Ids are unique
+   * by construction (120 random bits); the hash comparison is the caller's job.
+   */
+  async findCredentialForAuthentication(id: string): Promise<CredentialRow | null> {
+    const rows = await this.db.select().from(credentials).where(eq(credentials.id, id)).limit(2);
+    return rows.length === 1 ? (rows[0] ?? null) : null;
+  }
+
+  async listCredentials(
+    workspaceId: string,
+    filter: { installationId?: string | undefined },
+    after: ListPosition | null,
+    limit: number,
+  ): Promise<CredentialRow[]> {
+    return this.db
+      .select()
+      .from(credentials)
+      .where(
+        and(
+          eq(credentials.workspaceId, workspaceId),
+          filter.installationId === undefined ? undefined : eq(credentials.installationId, filter.installationId),
+          after
+            ? or(
+                gt(credentials.createdAt, after.createdAt),
+                and(eq(credentials.createdAt, after.createdAt), gt(credentials.id, after.id)),
+              )
+            : undefined,
+        ),
+      )
+      .orderBy(asc(credentials.createdAt), asc(credentials.id))
+      .limit(limit);
+  }
+
+  /** Revoke one credential; false when it already was. */
+  async revokeCredential(workspaceId: string, id: string, at: number): Promise<boolean> {
+    const rows = await this.db
+      .update(credentials)
+      .set({ revokedAt: at })
+      .where(and(eq(credentials.workspaceId, workspaceId), eq(credentials.id, id), isNull(credentials.revokedAt)))
+      .returning({ id: credentials.id });
+    return rows.length > 0;
+  }
+
+  /** Which of these grant targets exist in the workspace and are not revoked. */
+  async liveTargets(
+    workspaceId: string,
+    installationIds: readonly string[],
+    credentialIds: readonly string[],
+  ): Promise<{ installations: Set<string>; credentials: Set<string> }> {
+    const live = { installations: new Set<string>(), credentials: new Set<string>() };
+    if (installationIds.length > 0) {
+      const rows = await this.db
+        .select({ id: installations.id })
+        .from(installations)
+        .where(
+          and(
+            eq(installations.workspaceId, workspaceId),
+            inArray(installations.id, [...installationIds]),
+            isNull(installations.revokedAt),
+          ),
+        );
+      for (const row of rows) live.installations.add(row.id);
+    }
+    if (credentialIds.length > 0) {
+      const rows = await this.db
+        .select({ id: credentials.id })
+        .from(credentials)
+        .where(
+          and(
+            eq(credentials.workspaceId, workspaceId),
+            inArray(credentials.id, [...credentialIds]),
+            isNull(credentials.revokedAt),
+          ),
+        );
+      for (const row of rows) live.credentials.add(row.id);
+    }
+    return live;
+  }
+}
