@@ -20,6 +20,11 @@ export interface IssuerConfig {
   jwksUri?: string | undefined;
   /** ... or a local key set (the dev issuer). */
   jwks?: JSONWebKeySet | undefined;
+  /**
+   * How long a fetched remote JWKS is trusted before it is fetched again (jose's default is
+   * 10 minutes). It bounds how long a key the issuer stopped publishing keeps verifying.
+   */
+  jwksCacheMaxAgeMs?: number | undefined;
 }
 
 export type TokenKind = 'session' | 'oauth';
@@ -57,7 +62,11 @@ interface Verifier {
 function keySetOf(config: IssuerConfig): JWTVerifyGetKey {
   if (config.jwks) return createLocalJWKSet(config.jwks);
   if (config.jwksUri)
-    return createRemoteJWKSet(new URL(config.jwksUri), { cooldownDuration: 5000, timeoutDuration: 5000 });
+    return createRemoteJWKSet(new URL(config.jwksUri), {
+      cooldownDuration: 5000,
+      timeoutDuration: 5000,
+      ...(config.jwksCacheMaxAgeMs !== undefined ? { cacheMaxAge: config.jwksCacheMaxAgeMs } : {}),
+    });
   throw new Error(`issuer ${config.issuer} has neither jwksUri nor jwks`);
 }
 
@@ -99,7 +108,9 @@ export class TokenVerifier {
     if ('jwk' in header || 'jku' in header || 'x5u' in header || 'x5c' in header) {
       throw new InvalidTokenError('embedded key material');
     }
-    const isAccessToken = typeof header.typ === 'string' && header.typ.toLowerCase() === 'at+jwt';
+    // RFC 9068 access tokens: `at+jwt`, or its full media type `application/at+jwt`.
+    const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : null;
+    const isAccessToken = typ === 'at+jwt' || typ === 'application/at+jwt';
     const kind: TokenKind = isAccessToken ? 'oauth' : 'session';
     const verifier = this.verifiers.find((v) => v.kind === kind && v.config.issuer === payload.iss);
     if (!verifier) throw new InvalidTokenError('unknown issuer for this token type');
@@ -112,6 +123,8 @@ export class TokenVerifier {
         algorithms: ALLOWED_ALGORITHMS,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         requiredClaims: ['exp', 'sub'],
+        // jose compares `typ` case-insensitively with the `application/` prefix implied, so
+        // this accepts both spellings above.
         ...(kind === 'oauth' ? { typ: 'at+jwt' } : {}),
       });
       verified = result.payload;

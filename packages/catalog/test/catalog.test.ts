@@ -90,6 +90,51 @@ const DECISIONS_LIFECYCLE: Row[] = [
   row('recall', 'POST /v1/recall', 'svc_recall', 'svc:read', 'read', false, 100),
 ];
 
+/**
+ * Issuance and revocation of installation credentials and service keys (interface
+ * Authentication 12 leaves them "not shown"; docs/semantics.md fixes them): workspace admins only.
+ */
+const CREDENTIAL_ADMIN: Row[] = [
+  row(
+    'installations.list',
+    'GET /v1/installations',
+    'svc_installations_list',
+    'svc:admin',
+    'workspace_admin',
+    false,
+    100,
+  ),
+  row(
+    'installations.create',
+    'POST /v1/installations',
+    'svc_installations_create',
+    'svc:admin',
+    'workspace_admin',
+    true,
+    1,
+  ),
+  row(
+    'installations.revoke',
+    'POST /v1/installations/{id}/revoke',
+    'svc_installations_revoke',
+    'svc:admin',
+    'workspace_admin',
+    true,
+    1,
+  ),
+  row('credentials.list', 'GET /v1/credentials', 'svc_credentials_list', 'svc:admin', 'workspace_admin', false, 100),
+  row('credentials.create', 'POST /v1/credentials', 'svc_credentials_create', 'svc:admin', 'workspace_admin', true, 1),
+  row(
+    'credentials.revoke',
+    'POST /v1/credentials/{id}/revoke',
+    'svc_credentials_revoke',
+    'svc:admin',
+    'workspace_admin',
+    true,
+    1,
+  ),
+];
+
 function row(
   name: string,
   methodAndPath: string,
@@ -125,7 +170,7 @@ describe('catalog identity', () => {
     for (const op of OPERATIONS) expect(op.tool).toBe(`svc_${op.name.replace(/\./g, '_')}`);
   });
 
-  it.each([...INTERFACE_ENDPOINTS, ...DECISIONS_CORE].map((r) => [r.name, r] as const))(
+  it.each([...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN].map((r) => [r.name, r] as const))(
     'core operation %s matches the spec',
     (name, expected) => {
       expect(actual(name)).toEqual(expected);
@@ -141,7 +186,9 @@ describe('catalog identity', () => {
   );
 
   it('has no operation the spec does not list', () => {
-    const known = new Set([...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...DECISIONS_LIFECYCLE].map((r) => r.name));
+    const known = new Set(
+      [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...DECISIONS_LIFECYCLE, ...CREDENTIAL_ADMIN].map((r) => r.name),
+    );
     expect(OPERATIONS.map((op) => op.name).filter((n) => !known.has(n))).toEqual([]);
   });
 

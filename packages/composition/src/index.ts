@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
-import { Domain } from '@tms/domain';
+import { DEFAULT_RATE_LIMITS, Domain, parseRateLimits, type RateLimitPolicy, rateLimiterFor } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
 import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
 import { z } from 'zod';
@@ -23,11 +23,23 @@ export const domainEnvShape = {
   OAUTH_ISSUER: z.string().min(1).optional(),
   OAUTH_JWKS_URI: z.url().optional(),
   OAUTH_AUDIENCE: z.string().min(1).optional(),
+  // How long a fetched JWKS is trusted: bounds how long a key the issuer retired still verifies.
+  JWKS_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
   DEV_AUTH: z.enum(['0', '1']).default('0'),
   NODE_ENV: z.string().default('development'),
   SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
   MEILI_URL: z.url().optional(),
   MEILI_API_KEY: z.string().optional(),
+  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
+  RATE_LIMITS: z
+    .string()
+    .default(DEFAULT_RATE_LIMITS)
+    .transform((text, ctx): RateLimitPolicy | null => {
+      const parsed = parseRateLimits(text);
+      if (parsed.ok) return parsed.policy;
+      for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }),
 };
 
 export type DomainConfig = {
@@ -39,11 +51,15 @@ export type DomainConfig = {
   OAUTH_ISSUER?: string | undefined;
   OAUTH_JWKS_URI?: string | undefined;
   OAUTH_AUDIENCE?: string | undefined;
+  /** JWKS cache lifetime for the SESSION and OAUTH issuers; absent means 300. */
+  JWKS_CACHE_SECONDS?: number | undefined;
   DEV_AUTH: '0' | '1';
   NODE_ENV: string;
   SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
   MEILI_URL?: string | undefined;
   MEILI_API_KEY?: string | undefined;
+  /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
+  RATE_LIMITS?: RateLimitPolicy | null | undefined;
 };
 
 /**
@@ -119,12 +135,14 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     // on Postgres, `pnpm svc migrate` does it and /readyz waits for it.
     if (embedded) await ledger.migrate();
 
+    const jwksCacheMaxAgeMs = (config.JWKS_CACHE_SECONDS ?? 300) * 1000;
     const sessions: IssuerConfig[] = [];
     if (config.SESSION_ISSUER && config.SESSION_JWKS_URI && config.SESSION_AUDIENCE) {
       sessions.push({
         issuer: config.SESSION_ISSUER,
         jwksUri: config.SESSION_JWKS_URI,
         audience: config.SESSION_AUDIENCE,
+        jwksCacheMaxAgeMs,
       });
     }
     let devIssuer: DevIssuer | null = null;
@@ -136,14 +154,21 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     }
     const oauth =
       config.OAUTH_ISSUER && config.OAUTH_JWKS_URI && config.OAUTH_AUDIENCE
-        ? { issuer: config.OAUTH_ISSUER, jwksUri: config.OAUTH_JWKS_URI, audience: config.OAUTH_AUDIENCE }
+        ? {
+            issuer: config.OAUTH_ISSUER,
+            jwksUri: config.OAUTH_JWKS_URI,
+            audience: config.OAUTH_AUDIENCE,
+            jwksCacheMaxAgeMs,
+          }
         : undefined;
 
     const search = searchProviderFor(config, ledger);
     // The embedded index lives beside the ledger and must exist before recall asks it; an
     // external provider may be down at start, which recall reports as `degraded`.
     if (search.name === 'postgres') await search.prepare();
-    const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search);
+    const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
+      rateLimiter: rateLimiterFor(config.RATE_LIMITS ?? null),
+    });
     return { domain, ledger, devIssuer, embedded, search };
   } catch (error) {
     await ledger.close().catch(() => {});

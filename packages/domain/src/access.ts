@@ -45,7 +45,10 @@ export class WorkspaceAccess {
     const rootSet = new Set(roots ?? []);
     return narrowGrants(
       grants,
-      { capabilities: credential.capabilities, subtreeRoots: roots === null ? null : rows.filter((r) => rootSet.has(r.id)) },
+      {
+        capabilities: credential.capabilities,
+        subtreeRoots: roots === null ? null : rows.filter((r) => rootSet.has(r.id)),
+      },
       rows,
     );
   }

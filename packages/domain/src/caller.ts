@@ -1,4 +1,4 @@
-import type { Capability, CallerKind, Scope } from '@tms/catalog';
+import type { CallerKind, Capability, Scope } from '@tms/catalog';
 
 /** The issuer under which credential actors are recorded (subject: the credential id). */
 export const CREDENTIAL_ISSUER = 'urn:tms:credential';

@@ -319,7 +319,12 @@ export class Domain {
       throw new DomainError('not_found', 'credential bound to another workspace');
     }
     if (!workspaceIdSchema.safeParse(workspaceId).success) throw new DomainError('invalid_input', 'bad workspace id');
-    return new WorkspaceAccess(stores, workspaceId, meta.caller, await this.standingIn(workspaceId, meta.caller, stores));
+    return new WorkspaceAccess(
+      stores,
+      workspaceId,
+      meta.caller,
+      await this.standingIn(workspaceId, meta.caller, stores),
+    );
   }
 
   /**

@@ -2,4 +2,13 @@ export type { Caller } from './caller';
 export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export { DomainError, isDatabaseUnavailable } from './errors';
 export { RequestLoaders, type VerificationPage } from './loaders';
+export {
+  DEFAULT_RATE_LIMITS,
+  parseRateLimits,
+  type RateLimit,
+  type RateLimiter,
+  type RateLimitPolicy,
+  rateLimiterFor,
+  TokenBucketRateLimiter,
+} from './rate-limiter';
 export { END_OF_TIME } from './temporal';

@@ -1,13 +1,5 @@
 import crypto from 'node:crypto';
-import type {
-  Credential,
-  Evidence,
-  Installation,
-  Namespace,
-  Revision,
-  Verification,
-  Workspace,
-} from '@tms/catalog';
+import type { Credential, Evidence, Installation, Namespace, Revision, Verification, Workspace } from '@tms/catalog';
 import {
   type CommitStamp,
   type CredentialRow,

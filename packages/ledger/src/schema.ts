@@ -303,7 +303,10 @@ export const installations = pgTable(
     createdBy: text('created_by').notNull(),
     revokedAt: seconds('revoked_at'),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('installations_order').on(t.workspaceId, t.createdAt, t.id)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index('installations_order').on(t.workspaceId, t.createdAt, t.id),
+  ],
 );
 
 /**

@@ -9,6 +9,8 @@ const schema = z
     TMS_TOKEN: z.string().min(1).optional(),
     /** `svc mcp`: the default workspace (X-Service-Workspace) of the agent tools. */
     TMS_WORKSPACE: z.string().min(1).optional(),
+    /** Recorded as the operator (`urn:tms:operator`) of `svc admin` issuance and revocation. */
+    USER: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine(checkDomainEnv, listEveryProblem);

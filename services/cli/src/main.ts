@@ -2,6 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer } from '@tms/auth';
 import { Ledger } from '@tms/ledger';
+import { AdminUsageError, adminCredentials } from './admin-credentials';
 import { type CliEnv, parseEnv } from './env';
 import { indexRebuild, indexStatus } from './index-command';
 import { serveMcpStdio } from './mcp';
@@ -10,12 +11,23 @@ const USAGE = `usage: svc <command>
   migrate                                   apply the ledger migrations
   admin enroll --issuer I --subject S       enroll a human for workspace creation
   admin actor --issuer I --subject S        print the actor id (created if needed)
+  admin installation create --workspace W --name N
+                                            install a product; prints its id
+  admin installation revoke|list --workspace W [--id I]
+                                            revoke it (and all its credentials) / list them
+  admin credential issue --workspace W --installation I --name N --capabilities C,...
+        [--namespaces NS,...] [--expires-at UNIX_SECONDS]
+                                            issue an installation credential; prints the secret once
+  admin service-key issue --workspace W --name N --capabilities C,... [--namespaces ...] [--expires-at ...]
+                                            issue a service key bound to W; prints the secret once
+  admin credential|service-key revoke --workspace W --id C
+  admin credential list --workspace W       installation credentials and service keys (never secrets)
   token [--subject S]                       print a dev session token (DEV_AUTH=1 only)
   mcp                                       serve the agent tools over stdio (TMS_TOKEN, TMS_WORKSPACE)
   index status                              indexed sequence and lag of every workspace
   index rebuild [--workspace W]             rebuild the search index from the ledger`;
 
-class UsageError extends Error {}
+class UsageError extends AdminUsageError {}
 
 async function withLedger<T>(env: CliEnv, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
   const ledger = await Ledger.open({
@@ -64,6 +76,11 @@ async function run(argv: string[], env: CliEnv): Promise<string | null> {
           async (ledger) => (await ledger.stores.directory.findOrCreateActor(issuer, subject, now)).id,
         );
       }
+      if (sub === 'installation' || sub === 'credential' || sub === 'service-key') {
+        const { stdout, note } = await adminCredentials(env, sub, args);
+        if (note) process.stderr.write(`${note}\n`);
+        return stdout;
+      }
       throw new UsageError(`unknown admin command ${sub ?? '(none)'}`);
     }
     case 'token': {
@@ -105,6 +122,6 @@ try {
   if (out !== null) process.stdout.write(`${out}\n`);
 } catch (error) {
   const message = (error as Error).message.split('\n')[0];
-  process.stderr.write(`svc: ${message}${error instanceof UsageError ? `\n${USAGE}` : ''}\n`);
-  process.exit(error instanceof UsageError ? 2 : 1);
+  process.stderr.write(`svc: ${message}${error instanceof AdminUsageError ? `\n${USAGE}` : ''}\n`);
+  process.exit(error instanceof AdminUsageError ? 2 : 1);
 }

@@ -1,65 +1,9 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Ledger } from '@tms/ledger';
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { cliLines, createTestDatabase, runSvc as svc, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-// The operator CLI as a real process: `npx tsx services/cli/src/main.ts` from the repository
-// root is what `pnpm svc` runs.
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The parent's environment minus anything that would steer the CLI, plus `env`. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of Object.keys(base)) {
-    if (/^(DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SEARCH_PROVIDER|MEILI_.*|SESSION_.*|OAUTH_.*|TMS_.*)$/.test(key)) {
-      delete base[key];
-    }
-  }
-  return { ...base, ...env };
-}
-
-function svc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'services/cli/src/main.ts', ...args], {
-      cwd: ROOT,
-      env: childEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** stderr without npm's own chatter (npx may warn about the user's npm config). */
-const cliLines = (stderr: string) =>
-  stderr
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.startsWith('npm warn'))
-    .map((line) => line.trimEnd());
 
 const ISSUER = 'https://id.example.test/';
 

@@ -89,7 +89,13 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
 
     // The installation is granted admin on the subtree: the credential gets read and observe only.
     const granted = await admin.put(`/v1/namespaces/${root}/grants`, {
-      grants: [{ target: { kind: 'installation', product_installation_id: installationId }, capabilities: ['admin'], inherit: true }],
+      grants: [
+        {
+          target: { kind: 'installation', product_installation_id: installationId },
+          capabilities: ['admin'],
+          inherit: true,
+        },
+      ],
     });
     expect(granted.status, granted.text).toBe(200);
     expect((await app.get('/v1/workspaces')).body.workspaces.map((w: { id: string }) => w.id)).toEqual([ws]);
@@ -124,7 +130,13 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
       })
     ).body;
     await admin.put(`/v1/namespaces/${root}/grants`, {
-      grants: [{ target: { kind: 'installation', product_installation_id: installationId }, capabilities: ['read', 'observe'], inherit: true }],
+      grants: [
+        {
+          target: { kind: 'installation', product_installation_id: installationId },
+          capabilities: ['read', 'observe'],
+          inherit: true,
+        },
+      ],
     });
     const app = admin.as(secret, null);
     expect((await app.get(`/v1/namespaces/${a}`)).status).toBe(200);
@@ -138,7 +150,11 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
 
   it('issues a service key bound to its workspace; grants to the credential decide', async () => {
     const { ws, admin, a } = await setup();
-    const issued = await issue(admin, { kind: 'service_key', name: 'nightly-job', capabilities: ['read', 'observe', 'verify'] });
+    const issued = await issue(admin, {
+      kind: 'service_key',
+      name: 'nightly-job',
+      capabilities: ['read', 'observe', 'verify'],
+    });
     const { credential, secret } = issued.body;
     expect(secret).toMatch(/^tms_sk_/);
     expect(credential.product_installation_id).toBeNull();
@@ -147,7 +163,9 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
     expect((await job.get('/v1/workspaces')).body.workspaces.map((w: { id: string }) => w.id)).toEqual([ws]);
     expectError(await job.get(`/v1/namespaces/${a}`), 404, 'not_found');
     await admin.put(`/v1/namespaces/${a}/grants`, {
-      grants: [{ target: { kind: 'credential', credential_id: credential.id }, capabilities: ['read'], inherit: false }],
+      grants: [
+        { target: { kind: 'credential', credential_id: credential.id }, capabilities: ['read'], inherit: false },
+      ],
     });
     expect((await job.get(`/v1/namespaces/${a}`)).status).toBe(200);
     expectError(await job.post('/v1/memories', memory(a)), 403, 'forbidden', 'read only');
@@ -181,15 +199,22 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
     expectError(await admin.post('/v1/credentials', { ...body, name: 'three' }), 409, 'conflict');
     expectError(
       await admin.put(`/v1/namespaces/${a}/grants`, {
-        grants: [{ target: { kind: 'installation', product_installation_id: installationId }, capabilities: ['read'], inherit: false }],
+        grants: [
+          {
+            target: { kind: 'installation', product_installation_id: installationId },
+            capabilities: ['read'],
+            inherit: false,
+          },
+        ],
       }),
       400,
       'invalid_input',
     );
 
     const expiresAt = Date.now() / 1000 + 1.5;
-    const brief = (await issue(admin, { kind: 'service_key', name: 'brief', capabilities: ['read'], expires_at: expiresAt }))
-      .body;
+    const brief = (
+      await issue(admin, { kind: 'service_key', name: 'brief', capabilities: ['read'], expires_at: expiresAt })
+    ).body;
     expect(brief.credential.expires_at).toBe(expiresAt);
     expect((await admin.as(brief.secret, null).get('/v1/me')).status).toBe(200);
     await sleepUntil(expiresAt + 0.05);
@@ -198,7 +223,8 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
 
   it('refuses forged, mangled and foreign secrets exactly like any bad token', async () => {
     const { admin } = await setup();
-    const { secret, credential } = (await issue(admin, { kind: 'service_key', name: 'k', capabilities: ['read'] })).body;
+    const { secret, credential } = (await issue(admin, { kind: 'service_key', name: 'k', capabilities: ['read'] }))
+      .body;
     const last = secret.at(-1) === 'a' ? 'b' : 'a';
     const variants = {
       'wrong secret part': `${secret.slice(0, -1)}${last}`,
@@ -215,7 +241,12 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
   it('shows a secret once: a replay answers the same credential with secret null; no table or log holds it', async () => {
     const { admin, installationId } = await setup();
     const idem = freshKey('cred');
-    const body = { kind: 'installation', product_installation_id: installationId, name: 'once', capabilities: ['read'] };
+    const body = {
+      kind: 'installation',
+      product_installation_id: installationId,
+      name: 'once',
+      capabilities: ['read'],
+    };
     const first = await issue(admin, body, idem);
     const secret = first.body.secret as string;
     // Positive control: the scan finds the stored hash, so it would find the secret if stored.
@@ -255,7 +286,11 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
     const memberApi = await member.api(ws);
     expectError(await memberApi.post('/v1/installations', { name: 'x' }), 403, 'forbidden');
     expectError(await memberApi.get('/v1/installations'), 403, 'forbidden');
-    expectError(await memberApi.post('/v1/credentials', { kind: 'service_key', name: 'x', capabilities: ['read'] }), 403, 'forbidden');
+    expectError(
+      await memberApi.post('/v1/credentials', { kind: 'service_key', name: 'x', capabilities: ['read'] }),
+      403,
+      'forbidden',
+    );
     // An OAuth client acting for a workspace admin needs svc:admin as well.
     const oauthActor = (await admin.as(await h.issuer.accessToken(owner.subject), null).get('/v1/me')).body.actor.id;
     await admin.put(`/v1/workspaces/${ws}/members`, {
@@ -281,9 +316,15 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
       { kind: 'service_key', name: 'x', capabilities: ['root'] },
       { kind: 'service_key', name: 'x', capabilities: ['read'], secret: 'mine' },
     ];
-    for (const body of bad) expectError(await admin.post('/v1/credentials', body), 400, 'invalid_input', JSON.stringify(body));
+    for (const body of bad)
+      expectError(await admin.post('/v1/credentials', body), 400, 'invalid_input', JSON.stringify(body));
     expectError(
-      await admin.post('/v1/credentials', { kind: 'service_key', name: 'x', capabilities: ['read'], namespace_ids: ['ns_absent'] }),
+      await admin.post('/v1/credentials', {
+        kind: 'service_key',
+        name: 'x',
+        capabilities: ['read'],
+        namespace_ids: ['ns_absent'],
+      }),
       404,
       'not_found',
     );

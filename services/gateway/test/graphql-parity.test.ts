@@ -471,6 +471,96 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
     expect(goneRest.body.error.code).toBe('not_found');
     expect(goneGraphql.body.errors?.[0]?.extensions.code).toBe('not_found');
 
+    // ---- installations and credentials ----------------------------------------------------
+    const INSTALLATION = '{ id workspaceId name createdAt revokedAt }';
+    const CREDENTIAL = `{ id workspaceId kind productInstallationId name actorId capabilities namespaceIds
+      expiresAt createdAt revokedAt }`;
+    const installed = await write(
+      'installations.create',
+      { method: 'post', path: '/v1/installations', body: { name: 'crm' }, api },
+      {
+        field: 'createInstallation',
+        input: { name: 'crm' },
+        selection: `{ installation ${INSTALLATION} commit { ...C } }`,
+        client: gw,
+      },
+      'graphql',
+    );
+    const installationId = installed.installation.id as string;
+    await read(
+      'installations.list',
+      (await api.get('/v1/installations')).body,
+      (await gw.data(gql(`{ installations { installations ${INSTALLATION} nextCursor } }`))).installations,
+    );
+    // The secret is shown once: the transport that answers second replays the stored answer, secret null.
+    const credentialBody = {
+      kind: 'installation',
+      product_installation_id: installationId,
+      name: 'crm-prod',
+      capabilities: ['read', 'observe'],
+      namespace_ids: [root.namespace.id],
+      expires_at: 4e9,
+    };
+    const credentialKey = freshKey('credentials-create');
+    const issuedRest = await api.post('/v1/credentials', credentialBody, { idem: credentialKey });
+    expect(issuedRest.status, issuedRest.text).toBe(200);
+    expect(issuedRest.body.secret).toMatch(/^tms_ic_/);
+    const issuedGraphql = await gw.data<{ out: Json }>(
+      gql(`mutation($input: CreateCredentialInput!, $key: String!) {
+        out: createCredential(input: $input, idempotencyKey: $key) { credential ${CREDENTIAL} secret commit { ...C } }
+      }`),
+      {
+        input: {
+          kind: 'installation',
+          productInstallationId: installationId,
+          name: 'crm-prod',
+          capabilities: ['read', 'observe'],
+          namespaceIds: [root.namespace.id],
+          expiresAt: 4e9,
+        },
+        key: credentialKey,
+      },
+    );
+    expect(snakeKeys(issuedGraphql.out)).toEqual({ ...issuedRest.body, secret: null });
+    covered.add('credentials.create');
+    const credentialId = issuedRest.body.credential.id as string;
+    await read(
+      'credentials.list',
+      (await api.get('/v1/credentials', { query: { product_installation_id: installationId } })).body,
+      (
+        await gw.data(
+          gql(
+            `query($id: ID) { credentials(input: { productInstallationId: $id }) { credentials ${CREDENTIAL} nextCursor } }`,
+          ),
+          {
+            id: installationId,
+          },
+        )
+      ).credentials,
+    );
+    await write(
+      'credentials.revoke',
+      { method: 'post', path: `/v1/credentials/${credentialId}/revoke`, body: {}, api },
+      {
+        field: 'revokeCredential',
+        input: { id: credentialId },
+        selection: `{ credential ${CREDENTIAL} commit { ...C } }`,
+        client: gw,
+      },
+      'rest',
+    );
+    await write(
+      'installations.revoke',
+      { method: 'post', path: `/v1/installations/${installationId}/revoke`, body: {}, api },
+      {
+        field: 'revokeInstallation',
+        input: { id: installationId },
+        selection: `{ installation ${INSTALLATION} commit { ...C } }`,
+        client: gw,
+      },
+      'graphql',
+    );
+
     // Every operation of the catalog went through both transports.
     expect([...covered].sort()).toEqual(OPERATIONS.map((op) => op.name).sort());
   });

@@ -303,6 +303,45 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
     );
     expect(grants.grants).toHaveLength(1);
 
+    // A product installation and its credential, issued, listed and revoked by tools.
+    const { installation } = await ok(
+      client,
+      'svc_installations_create',
+      { name: 'crm', idempotency_key: key() },
+      called,
+    );
+    const installations = await ok(client, 'svc_installations_list', {}, called);
+    expect(installations.installations.map((i: { id: string }) => i.id)).toEqual([installation.id]);
+    const issued = await ok(
+      client,
+      'svc_credentials_create',
+      {
+        kind: 'installation',
+        product_installation_id: installation.id,
+        name: 'crm-agent',
+        capabilities: ['read'],
+        idempotency_key: key(),
+      },
+      called,
+    );
+    expect(issued.secret).toMatch(/^tms_ic_/);
+    const credentials = await ok(client, 'svc_credentials_list', {}, called);
+    expect(credentials.credentials.map((c: { id: string }) => c.id)).toEqual([issued.credential.id]);
+    const revoked = await ok(
+      client,
+      'svc_credentials_revoke',
+      { id: issued.credential.id, idempotency_key: key() },
+      called,
+    );
+    expect(revoked.credential.revoked_at).toBe(revoked.commit.recorded_at);
+    const uninstalled = await ok(
+      client,
+      'svc_installations_revoke',
+      { id: installation.id, idempotency_key: key() },
+      called,
+    );
+    expect(uninstalled.installation.revoked_at).not.toBeNull();
+
     // Every operation of the catalog went through its tool (a new operation needs a step above).
     expect(sorted(called)).toEqual(sorted(CATALOG_TOOLS));
   });

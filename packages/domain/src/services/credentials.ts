@@ -11,8 +11,8 @@ import type {
 } from '@tms/catalog';
 import { type ListPosition, newId } from '@tms/ledger';
 import type { WorkspaceAccess } from '../access';
-import { type HandlerContext, requireAccess } from '../context';
 import { CREDENTIAL_ISSUER } from '../caller';
+import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentCommit, presentCredential, presentInstallation } from '../present';
 
@@ -41,7 +41,8 @@ async function page<Row extends ListPosition>(
   const last = shown.at(-1);
   return {
     rows: shown,
-    next_cursor: rows.length > input.limit && last ? ctx.cursors.encode(scope, { c: last.createdAt, i: last.id }) : null,
+    next_cursor:
+      rows.length > input.limit && last ? ctx.cursors.encode(scope, { c: last.createdAt, i: last.id }) : null,
   };
 }
 

@@ -1,5 +1,12 @@
 import type { EnumRef } from '@pothos/core';
-import { CAPABILITIES, callerKindSchema, MEMORY_KINDS, memberRoleSchema, verdictSchema } from '@tms/catalog';
+import {
+  CAPABILITIES,
+  callerKindSchema,
+  credentialKindSchema,
+  MEMORY_KINDS,
+  memberRoleSchema,
+  verdictSchema,
+} from '@tms/catalog';
 import { builder } from './builder';
 
 /**
@@ -40,4 +47,9 @@ export const GrantTargetKindEnum = enumOf(
   'GrantTargetKind',
   ['actor', 'installation', 'credential'],
   'Whom a grant names.',
+);
+export const CredentialKindEnum = enumOf(
+  'CredentialKind',
+  credentialKindSchema.options,
+  'An installation credential or a workspace-bound service key.',
 );

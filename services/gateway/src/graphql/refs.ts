@@ -1,8 +1,10 @@
 import type {
+  Credential,
   Evidence,
   EvidenceDeletionReceipt,
   Grant,
   GrantTarget,
+  Installation,
   Member,
   Memory,
   MemoryDeletionReceipt,
@@ -52,6 +54,8 @@ export interface CommitModel {
 export const WorkspaceRef = builder.objectRef<At<Workspace>>('Workspace');
 export const EnrollmentRef = builder.objectRef<EnrollmentModel>('Enrollment');
 export const MemberRef = builder.objectRef<At<Member>>('Member');
+export const InstallationRef = builder.objectRef<At<Installation>>('Installation');
+export const CredentialRef = builder.objectRef<At<Credential>>('Credential');
 export const ActorRef = builder.objectRef<MeModel['actor']>('Actor');
 export const MeRef = builder.objectRef<MeModel>('Me');
 export const NamespaceRef = builder.objectRef<At<Namespace>>('Namespace');

@@ -20,6 +20,12 @@ export const FIELD_NAMES: Readonly<Record<string, string>> = {
   'memories.attest': 'attestMemory',
   'memories.correct': 'correctMemory',
   'memories.forget': 'forgetMemory',
+  'installations.create': 'createInstallation',
+  'installations.revoke': 'revokeInstallation',
+  'credentials.create': 'createCredential',
+  'credentials.revoke': 'revokeCredential',
+  'installations.list': 'installations',
+  'credentials.list': 'credentials',
 };
 
 /** Names of nested input types, per operation and body key. */

@@ -2,9 +2,11 @@
 import {
   actorSchema,
   commitSchema,
+  credentialSchema,
   evidenceDeletionReceiptSchema,
   evidenceSchema,
   grantSchema,
+  installationSchema,
   memberSchema,
   memoryDeletionReceiptSchema,
   memoryListItemSchema,
@@ -22,9 +24,11 @@ import { enumOf } from '../enums';
 import {
   ActorRef,
   CommitRef,
+  CredentialRef,
   EvidenceDeletionReceiptRef,
   EvidenceRef,
   GrantRef,
+  InstallationRef,
   MemberRef,
   MemoryDeletionReceiptRef,
   MemoryListItemRef,
@@ -302,6 +306,8 @@ const RESOURCES = new Map<z.ZodType, any>([
   [commitSchema, CommitRef],
   [memoryDeletionReceiptSchema, MemoryDeletionReceiptRef],
   [evidenceDeletionReceiptSchema, EvidenceDeletionReceiptRef],
+  [installationSchema, InstallationRef],
+  [credentialSchema, CredentialRef],
 ]);
 
 interface OutputShape {
