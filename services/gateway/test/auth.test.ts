@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ALL_SCOPES, type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Harness, startHarness } from './harness';
+import { expectUnauthenticated } from './shapes';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: hand-crafted JWTs (node:crypto only, so that nothing in the token comes from the
@@ -53,21 +54,6 @@ function issuerKey(h: Harness, which: 'session' | 'oauth'): { kid: string; key: 
   const key = keys?.[which]?.find((k) => k.alg === 'RS256');
   if (!key) throw new Error('TestIssuer no longer holds its keys under `keys`');
   return { kid: key.kid, key: crypto.KeyObject.from(key.privateKey) };
-}
-
-const UNAUTHENTICATED = {
-  code: 'unauthenticated',
-  message: 'Authentication is required.',
-  status: 401,
-  retryable: false,
-  retry_after_seconds: null,
-};
-
-function expectRefused(res: CallResult, why: string): void {
-  expect(res.status, `${why}: ${res.text}`).toBe(401);
-  expect(res.body, why).toEqual({ error: { ...UNAUTHENTICATED, request_id: expect.any(String) } });
-  expect(res.headers.get('www-authenticate'), why).toMatch(/^Bearer(\s|$)/);
-  expect(res.headers.get('cache-control'), why).toBe('private, no-store');
 }
 
 const randomSubject = (prefix = 'user') => `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
@@ -160,9 +146,9 @@ describe('bearer token verification (pglite)', () => {
 
   describe('refused with 401 unauthenticated and WWW-Authenticate: Bearer', () => {
     it('no Authorization header, on a directory and on a workspace operation', async () => {
-      expectRefused(await me(null), 'me.get');
-      expectRefused(await h.api.get('/v1/namespaces', { workspace: 'ws_doesnotmatter' }), 'namespaces.list');
-      expectRefused(await h.api.post('/v1/workspaces', { name: 'x' }), 'workspaces.create');
+      expectUnauthenticated(await me(null), 'me.get');
+      expectUnauthenticated(await h.api.get('/v1/namespaces', { workspace: 'ws_doesnotmatter' }), 'namespaces.list');
+      expectUnauthenticated(await h.api.post('/v1/workspaces', { name: 'x' }), 'workspaces.create');
     });
 
     it('a scheme other than Bearer, even around a valid token', async () => {
@@ -175,35 +161,41 @@ describe('bearer token verification (pglite)', () => {
         `Bearer${valid}`,
         valid,
       ]) {
-        expectRefused(await h.api.get('/v1/me', { token: null, headers: { authorization } }), authorization);
+        expectUnauthenticated(await h.api.get('/v1/me', { token: null, headers: { authorization } }), authorization);
       }
     });
 
     it('garbage tokens', async () => {
       for (const garbage of ['garbage', 'a.b.c', 'a.b', '...', 'eyJhbGciOiJSUzI1NiJ9.e30', 'e30.e30.e30']) {
-        expectRefused(await me(garbage), garbage);
+        expectUnauthenticated(await me(garbage), garbage);
       }
-      expectRefused(await h.api.get('/v1/me', { token: null, headers: { authorization: 'Bearer ' } }), 'empty');
-      expectRefused(await h.api.get('/v1/me', { token: null, headers: { authorization: 'Bearer a b' } }), 'a b');
+      expectUnauthenticated(await h.api.get('/v1/me', { token: null, headers: { authorization: 'Bearer ' } }), 'empty');
+      expectUnauthenticated(
+        await h.api.get('/v1/me', { token: null, headers: { authorization: 'Bearer a b' } }),
+        'a b',
+      );
     });
 
     it('expired beyond the 60 s clock tolerance', async () => {
       const subject = randomSubject();
       const exp = nowSeconds() - 90;
-      expectRefused(await me(await h.issuer.sessionToken(subject, { exp })), 'session');
-      expectRefused(await me(await h.issuer.accessToken(subject, 'svc:read', { exp })), 'oauth');
-      expectRefused(await me(await h.issuer.sessionToken(subject, { exp: nowSeconds() - 3600 })), 'an hour ago');
+      expectUnauthenticated(await me(await h.issuer.sessionToken(subject, { exp })), 'session');
+      expectUnauthenticated(await me(await h.issuer.accessToken(subject, 'svc:read', { exp })), 'oauth');
+      expectUnauthenticated(
+        await me(await h.issuer.sessionToken(subject, { exp: nowSeconds() - 3600 })),
+        'an hour ago',
+      );
     });
 
     it('not valid before a time beyond the tolerance', async () => {
       const nbf = nowSeconds() + 120;
-      expectRefused(await me(await h.issuer.sessionToken(randomSubject(), { nbf })), 'session');
-      expectRefused(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { nbf })), 'oauth');
+      expectUnauthenticated(await me(await h.issuer.sessionToken(randomSubject(), { nbf })), 'session');
+      expectUnauthenticated(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { nbf })), 'oauth');
     });
 
     it('without exp', async () => {
-      expectRefused(await me(await h.issuer.sessionToken(randomSubject(), { exp: null })), 'session');
-      expectRefused(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { exp: null })), 'oauth');
+      expectUnauthenticated(await me(await h.issuer.sessionToken(randomSubject(), { exp: null })), 'session');
+      expectUnauthenticated(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { exp: null })), 'oauth');
     });
 
     it('with an issuer that is not the configured one as an exact string', async () => {
@@ -218,16 +210,22 @@ describe('bearer token verification (pglite)', () => {
         ['session token claiming the oauth iss', h.issuer.sessionToken(s, { issuer: oauthIssuer })],
         ['oauth token claiming the session iss', h.issuer.accessToken(s, 'svc:read', { issuer: sessionIssuer })],
       ];
-      for (const [why, token] of cases) expectRefused(await me(await token), why);
+      for (const [why, token] of cases) expectUnauthenticated(await me(await token), why);
     });
 
     it('signed by a key the JWKS never published (unknown kid)', async () => {
-      expectRefused(await me(await h.issuer.sessionToken(randomSubject(), { rogueKey: true })), 'session RS256');
-      expectRefused(
+      expectUnauthenticated(
+        await me(await h.issuer.sessionToken(randomSubject(), { rogueKey: true })),
+        'session RS256',
+      );
+      expectUnauthenticated(
         await me(await h.issuer.sessionToken(randomSubject(), { rogueKey: true, alg: 'ES256' })),
         'session ES256',
       );
-      expectRefused(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { rogueKey: true })), 'oauth');
+      expectUnauthenticated(
+        await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { rogueKey: true })),
+        'oauth',
+      );
     });
 
     it('signed by an unpublished key under a published kid', async () => {
@@ -240,7 +238,7 @@ describe('bearer token verification (pglite)', () => {
       expect((await me(signRs256(header, payload, session.key))).status).toBe(200);
       const forged = signRs256(header, payload, privateKey);
       expect(rs256Valid(forged, publicKey)).toBe(true); // a well-formed, correctly signed token...
-      expectRefused(await me(forged), 'session'); // ...by the wrong key
+      expectUnauthenticated(await me(forged), 'session'); // ...by the wrong key
 
       const oauth = issuerKey(h, 'oauth');
       const accessHeader = { alg: 'RS256', typ: 'at+jwt', kid: oauth.kid };
@@ -252,7 +250,7 @@ describe('bearer token verification (pglite)', () => {
         scope: ALL_SCOPES,
       };
       expect((await me(signRs256(accessHeader, accessPayload, oauth.key))).status).toBe(200);
-      expectRefused(await me(signRs256(accessHeader, accessPayload, privateKey)), 'oauth');
+      expectUnauthenticated(await me(signRs256(accessHeader, accessPayload, privateKey)), 'oauth');
     });
 
     it("signed by the other issuer's key", async () => {
@@ -263,7 +261,7 @@ describe('bearer token verification (pglite)', () => {
         issuer: h.issuer.sessionIssuer,
         audience: h.issuer.sessionAudience,
       });
-      expectRefused(await me(sessionByOauthKey), 'session token signed by the oauth key');
+      expectUnauthenticated(await me(sessionByOauthKey), 'session token signed by the oauth key');
       // An access token (typ at+jwt, oauth iss and aud) signed with the session issuer's key.
       for (const alg of ['RS256', 'ES256'] as const) {
         const accessBySessionKey = await h.issuer.sessionToken(s, {
@@ -273,7 +271,7 @@ describe('bearer token verification (pglite)', () => {
           audience: h.issuer.oauthAudience,
           claims: { scope: ALL_SCOPES },
         });
-        expectRefused(await me(accessBySessionKey), `access token signed by the session key (${alg})`);
+        expectUnauthenticated(await me(accessBySessionKey), `access token signed by the session key (${alg})`);
       }
     });
 
@@ -286,10 +284,10 @@ describe('bearer token verification (pglite)', () => {
           { alg, typ: 'JWT' },
           { alg, typ: 'JWT', kid },
         ]) {
-          expectRefused(await me(`${b64url(header)}.${b64url(payload)}.`), JSON.stringify(header));
+          expectUnauthenticated(await me(`${b64url(header)}.${b64url(payload)}.`), JSON.stringify(header));
         }
         // A signature segment that is present but meaningless does not help either.
-        expectRefused(await me(`${b64url({ alg, typ: 'JWT', kid })}.${b64url(payload)}.c2ln`), `${alg} + sig`);
+        expectUnauthenticated(await me(`${b64url({ alg, typ: 'JWT', kid })}.${b64url(payload)}.c2ln`), `${alg} + sig`);
       }
       // An OAuth token with alg none and full scopes.
       const access = `${b64url({ alg: 'none', typ: 'at+jwt' })}.${b64url({
@@ -299,7 +297,7 @@ describe('bearer token verification (pglite)', () => {
         exp: nowSeconds() + 600,
         scope: ALL_SCOPES,
       })}.`;
-      expectRefused(await me(access), 'oauth none');
+      expectUnauthenticated(await me(access), 'oauth none');
     });
 
     it('HS256 keyed with the published RSA public key (algorithm confusion)', async () => {
@@ -317,7 +315,7 @@ describe('bearer token verification (pglite)', () => {
         ]) {
           const input = `${b64url(header)}.${b64url(sessionPayload(randomSubject()))}`;
           const signature = crypto.createHmac('sha256', pem).update(input).digest('base64url');
-          expectRefused(await me(`${input}.${signature}`), `HS256 ${JSON.stringify(header)}`);
+          expectUnauthenticated(await me(`${input}.${signature}`), `HS256 ${JSON.stringify(header)}`);
         }
       }
     });
@@ -334,15 +332,18 @@ describe('bearer token verification (pglite)', () => {
         { aud: 'urn:other' },
         { extra: true },
       ]) {
-        expectRefused(await me(`${header}.${b64url({ ...claims, ...change })}.${signature}`), JSON.stringify(change));
+        expectUnauthenticated(
+          await me(`${header}.${b64url({ ...claims, ...change })}.${signature}`),
+          JSON.stringify(change),
+        );
       }
       // Re-encoding the same claims with different whitespace changes the signed bytes too.
       const respaced = Buffer.from(JSON.stringify(claims, null, 1)).toString('base64url');
-      expectRefused(await me(`${header}.${respaced}.${signature}`), 'respaced');
+      expectUnauthenticated(await me(`${header}.${respaced}.${signature}`), 'respaced');
       // A flipped signature bit.
       const sig = Buffer.from(signature, 'base64url');
       sig[0] = (sig[0] as number) ^ 1;
-      expectRefused(await me(`${header}.${payload}.${sig.toString('base64url')}`), 'signature bit');
+      expectUnauthenticated(await me(`${header}.${payload}.${sig.toString('base64url')}`), 'signature bit');
     });
 
     it('a key embedded in the header (jwk), even under a published kid', async () => {
@@ -359,11 +360,11 @@ describe('bearer token verification (pglite)', () => {
       ]) {
         const token = signRs256(header, payload, privateKey);
         expect(rs256Valid(token, publicKey)).toBe(true);
-        expectRefused(await me(token), JSON.stringify(Object.keys(header)));
+        expectUnauthenticated(await me(token), JSON.stringify(Object.keys(header)));
       }
       // Key material in the header is refused outright, even on a token the published key signed.
       const withJwk = { alg: 'RS256', typ: 'JWT', kid: published.kid, jwk };
-      expectRefused(await me(signRs256(withJwk, payload, published.key)), 'jwk on a genuine token');
+      expectUnauthenticated(await me(signRs256(withJwk, payload, published.key)), 'jwk on a genuine token');
     });
 
     it('a key set URL in the header (jku) pointing at a JWKS the attacker serves', async () => {
@@ -380,9 +381,9 @@ describe('bearer token verification (pglite)', () => {
         const jku = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
         const token = signRs256({ alg: 'RS256', typ: 'JWT', kid, jku }, sessionPayload(randomSubject()), privateKey);
         expect(rs256Valid(token, publicKey)).toBe(true);
-        expectRefused(await me(token), 'jku');
+        expectUnauthenticated(await me(token), 'jku');
         const x5u = signRs256({ alg: 'RS256', typ: 'JWT', kid, x5u: jku }, sessionPayload(randomSubject()), privateKey);
-        expectRefused(await me(x5u), 'x5u');
+        expectUnauthenticated(await me(x5u), 'x5u');
         // Even on a token the published key signed.
         const published = issuerKey(h, 'session');
         const genuine = signRs256(
@@ -390,7 +391,7 @@ describe('bearer token verification (pglite)', () => {
           sessionPayload(randomSubject()),
           published.key,
         );
-        expectRefused(await me(genuine), 'jku on a genuine token');
+        expectUnauthenticated(await me(genuine), 'jku on a genuine token');
         expect(fetched).toBe(0); // the service never looked at the attacker's URL
       } finally {
         await new Promise<void>((resolve) => {
@@ -403,9 +404,9 @@ describe('bearer token verification (pglite)', () => {
     it('an OAuth access token with typ JWT or without typ', async () => {
       const s = randomSubject();
       expect((await me(await h.issuer.accessToken(s, 'svc:read'))).status).toBe(200); // control: typ at+jwt
-      expectRefused(await me(await h.issuer.accessToken(s, 'svc:read', { typ: 'JWT' })), 'typ JWT');
-      expectRefused(await me(await h.issuer.accessToken(s, 'svc:read', { typ: null })), 'no typ');
-      expectRefused(await me(await h.issuer.accessToken(s, 'svc:read', { typ: 'at-jwt' })), 'typ at-jwt');
+      expectUnauthenticated(await me(await h.issuer.accessToken(s, 'svc:read', { typ: 'JWT' })), 'typ JWT');
+      expectUnauthenticated(await me(await h.issuer.accessToken(s, 'svc:read', { typ: null })), 'no typ');
+      expectUnauthenticated(await me(await h.issuer.accessToken(s, 'svc:read', { typ: 'at-jwt' })), 'typ at-jwt');
     });
 
     it('an OAuth access token with an audience other than exactly the configured one', async () => {
@@ -417,7 +418,7 @@ describe('bearer token verification (pglite)', () => {
         ['the session audience', h.issuer.sessionAudience],
         ['missing aud', null],
       ] as const) {
-        expectRefused(await me(await h.issuer.accessToken(s, 'svc:read', { audience })), why);
+        expectUnauthenticated(await me(await h.issuer.accessToken(s, 'svc:read', { audience })), why);
       }
     });
 
@@ -430,14 +431,17 @@ describe('bearer token verification (pglite)', () => {
         ['the oauth audience', h.issuer.oauthAudience],
         ['missing aud', null],
       ] as const) {
-        expectRefused(await me(await h.issuer.sessionToken(s, { audience })), why);
+        expectUnauthenticated(await me(await h.issuer.sessionToken(s, { audience })), why);
       }
     });
 
     it('a refused token wins over every later check (workspace, idempotency, body)', async () => {
       const expired = await h.issuer.sessionToken(randomSubject(), { exp: nowSeconds() - 600 });
-      expectRefused(await h.api.get('/v1/namespaces', { token: expired, workspace: 'ws_absent' }), 'namespaces.list');
-      expectRefused(
+      expectUnauthenticated(
+        await h.api.get('/v1/namespaces', { token: expired, workspace: 'ws_absent' }),
+        'namespaces.list',
+      );
+      expectUnauthenticated(
         await h.api.post('/v1/namespaces', { bogus: true }, { token: expired, idem: null, workspace: null }),
         'namespaces.create',
       );

@@ -15,7 +15,7 @@ import { DRIVERS, type Harness, type Human, startHarness } from './harness';
  * workspace's owner proves that each request is otherwise valid (200).
  */
 
-type TargetKind = 'namespace' | 'evidence' | 'memory' | 'revision' | 'workspace';
+type TargetKind = 'namespace' | 'evidence' | 'memory' | 'revision' | 'workspace' | 'installation' | 'credential';
 
 /** The resources in workspace W1 that the probers must not reach. */
 interface Targets {
@@ -24,6 +24,9 @@ interface Targets {
   memory: string;
   revision: string;
   workspace: string;
+  installation: string;
+  /** A service key of W1. */
+  credential: string;
   contentRootSha256: string;
   excerptSha256: string;
   /** A verified verification of `evidence`. */
@@ -47,7 +50,10 @@ interface Caller {
 interface Row {
   operation: string;
   kind: TargetKind;
-  /** Members of the target workspace can see the workspace itself: no member probe. */
+  /**
+   * No member probe: members of the target workspace can see the workspace itself, and
+   * workspace-admin operations refuse a member (403) before any id is looked up.
+   */
   memberProbe?: false;
   /** The id the owner's control call uses, when it must differ from the probed one. */
   controlId?: (t: Targets) => string;
@@ -242,6 +248,18 @@ const ROWS: Row[] = [
       return api.put(`/v1/workspaces/${id}/members`, { members: [...members.values()] }, { ...o, workspace: null });
     },
   },
+  {
+    operation: 'installations.revoke',
+    kind: 'installation',
+    memberProbe: false,
+    call: (api, id, _c, _t, o) => api.post(`/v1/installations/${id}/revoke`, {}, o),
+  },
+  {
+    operation: 'credentials.revoke',
+    kind: 'credential',
+    memberProbe: false,
+    call: (api, id, _c, _t, o) => api.post(`/v1/credentials/${id}/revoke`, {}, o),
+  },
 ];
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -330,7 +348,14 @@ describe.each(DRIVERS)('object-level authorization (%s)', (driver) => {
     const w2 = await h.workspace();
     const own = (await w2.api.post('/v1/namespaces', { parent_id: null, name: 'own' })).body.namespace;
 
+    const installation = (await w1.api.post('/v1/installations', { name: 'crm' })).body.installation;
+    const serviceKey = (
+      await w1.api.post('/v1/credentials', { kind: 'service_key', name: 'job', capabilities: ['read'] })
+    ).body.credential;
+
     t = {
+      installation: installation.id,
+      credential: serviceKey.id,
       namespace: secret.id,
       evidence: evidence.id,
       memory: created.memory.id,

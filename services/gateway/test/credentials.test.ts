@@ -341,6 +341,52 @@ describe.each(DRIVERS)('installation credentials and service keys (%s)', (driver
     ]);
   });
 
+  it('workspaces.list reports exactly current grants of an installation, the bound workspace of a key, current memberships', async () => {
+    const { ws, admin, owner, a, installationId } = await setup();
+    const enrollment = { can_create_workspace: false, policy: 'admin_managed_pilot' };
+    const workspace = (await admin.get('/v1/workspaces')).body.workspaces.find((w: { id: string }) => w.id === ws);
+    const listing = (ids: unknown[]) => ({ workspaces: ids, next_cursor: null, enrollment });
+    const app = admin.as(
+      (
+        await issue(admin, {
+          kind: 'installation',
+          product_installation_id: installationId,
+          name: 'i',
+          capabilities: ['read'],
+        })
+      ).body.secret,
+      null,
+    );
+    const key = admin.as(
+      (await issue(admin, { kind: 'service_key', name: 'k', capabilities: ['read'] })).body.secret,
+      null,
+    );
+
+    expect((await app.get('/v1/workspaces')).body).toEqual(listing([]));
+    expect((await key.get('/v1/workspaces')).body).toEqual(listing([workspace]));
+    const grant = {
+      target: { kind: 'installation', product_installation_id: installationId },
+      capabilities: ['read'],
+      inherit: false,
+    };
+    await admin.put(`/v1/namespaces/${a}/grants`, { grants: [grant] });
+    expect((await app.get('/v1/workspaces')).body).toEqual(listing([workspace]));
+    await admin.put(`/v1/namespaces/${a}/grants`, { grants: [] });
+    expect((await app.get('/v1/workspaces')).body).toEqual(listing([]));
+    expectError(await app.post('/v1/workspaces', { name: 'mine' }), 403, 'forbidden');
+    expectError(await key.post('/v1/workspaces', { name: 'mine' }), 403, 'forbidden');
+
+    // A person sees the workspace while a member, and not after removal.
+    const bob = await h.human({ enroll: false });
+    const bobApi = await bob.api();
+    const members = (extra: { actor_id: string; role: string }[]) =>
+      admin.put(`/v1/workspaces/${ws}/members`, { members: [{ actor_id: owner.actorId, role: 'admin' }, ...extra] });
+    await members([{ actor_id: bob.actorId, role: 'member' }]);
+    expect((await bobApi.get('/v1/workspaces')).body).toEqual(listing([workspace]));
+    await members([]);
+    expect((await bobApi.get('/v1/workspaces')).body).toEqual(listing([]));
+  });
+
   it('pages installations and credentials', async () => {
     const { admin } = await setup();
     for (let i = 0; i < 3; i += 1) await admin.post('/v1/installations', { name: `p${i}` });

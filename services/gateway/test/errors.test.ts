@@ -9,9 +9,8 @@ import { expectError, expectPrivateJson, expectShape, sendRaw } from './shapes';
 /*
  * Every error code the /v1 API can reach today, with its exact body and headers.
  *
- * Not reachable yet, so not tested here:
- * - `rate_limited`: no rate limit is configured (interface.md: "Rate limits: not shown").
- * - `internal`: only an unexpected defect yields it.
+ * Elsewhere: `rate_limited` needs a small RATE_LIMITS, so rate-limits.test.ts covers it.
+ * Not reachable, so not tested: `internal` (only an unexpected defect yields it).
  */
 
 /** The fields of a plain claim valid from 0. */

@@ -1,26 +1,13 @@
 import crypto from 'node:crypto';
-import { ApiClient, type CallResult, cliLines, runSvc } from '@tms/testkit';
+import { ApiClient, cliLines, runSvc } from '@tms/testkit';
 import { OidcTestProvider } from '@tms/testkit/oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness';
+import { expectUnauthenticated } from './shapes';
 
 // The whole identity story against a real OpenID provider (oidc-provider on loopback): tokens
 // are obtained from it and verified through its JWKS; credentials are issued through /v1 and
 // through the operator CLI, used, revoked, and refused on the next request.
-
-const UNAUTHENTICATED = {
-  code: 'unauthenticated',
-  message: 'Authentication is required.',
-  status: 401,
-  retryable: false,
-  retry_after_seconds: null,
-};
-
-function expectRefused(res: CallResult, why: string) {
-  expect(res.status, `${why}: ${res.text}`).toBe(401);
-  expect(res.body, why).toEqual({ error: { ...UNAUTHENTICATED, request_id: expect.any(String) } });
-  expect(res.headers.get('www-authenticate'), why).toMatch(/^Bearer/);
-}
 
 /** Retry a check until it holds (key sets are refetched on the verifier's own schedule). */
 async function eventually(check: () => Promise<boolean>, what: string, tries = 40): Promise<void> {
@@ -88,7 +75,7 @@ describe('identity from a real OpenID provider (postgres)', { timeout: 300_000 }
     const installationId = installation.body.installation.id as string;
     // A token the provider minted for another resource is not ours.
     const foreign = await provider.accessToken({ scope: 'svc:read', resource: 'urn:example:other-api' });
-    expectRefused(await anonymous.as(foreign).get('/v1/me'), 'token for another audience');
+    expectUnauthenticated(await anonymous.as(foreign).get('/v1/me'), 'token for another audience');
 
     // Issue an installation credential over /v1 and a service key through the operator CLI.
     const issued = await admin.post('/v1/credentials', {
@@ -141,10 +128,10 @@ describe('identity from a real OpenID provider (postgres)', { timeout: 300_000 }
     expect((await app.get(path)).status).toBe(200);
     const revoked = await admin.post(`/v1/credentials/${credential.id}/revoke`, {});
     expect(revoked.status, revoked.text).toBe(200);
-    expectRefused(await app.get(path), 'revoked installation credential');
+    expectUnauthenticated(await app.get(path), 'revoked installation credential');
     expect((await job.get(path)).status).toBe(200);
     expect(await svc(['admin', 'service-key', 'revoke', '--workspace', ws, '--id', keyId])).toBe(keyId);
-    expectRefused(await job.get(path), 'revoked service key');
+    expectUnauthenticated(await job.get(path), 'revoked service key');
     // The operator sees both, revoked, and never a secret.
     const listing = await svc(['admin', 'credential', 'list', '--workspace', ws]);
     expect(listing.split('\n').map((line) => line.split('\t'))).toEqual([
@@ -188,7 +175,7 @@ describe('identity from a real OpenID provider (postgres)', { timeout: 300_000 }
 
     await provider.retireOldKeys();
     await eventually(async () => (await api.as(before).get('/v1/me')).status === 401, 'retired key refused');
-    expectRefused(await api.as(before).get('/v1/me'), 'token signed with a retired key');
+    expectUnauthenticated(await api.as(before).get('/v1/me'), 'token signed with a retired key');
     expect((await api.as(after).get('/v1/me')).status).toBe(200);
     const access = await provider.accessToken({ scope: 'svc:read' });
     expect((await api.as(access).get('/v1/workspaces')).status).toBe(200);

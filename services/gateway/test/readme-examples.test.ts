@@ -28,10 +28,10 @@ describe('README examples', () => {
     expect(example('quickstart')).toBe(quickstartScript());
   });
 
-  it('runs as written: quickstart, recall, then changing memories', async () => {
+  it('runs as written: quickstart, recall, changing memories, then a product credential', async () => {
     const human = await h.human();
-    const script = `set -euo pipefail\n${example('quickstart')}\n${example('recall')}\n${example('lifecycle')}\n`;
-    const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+    const script = [example('quickstart'), example('recall'), example('lifecycle'), example('credentials')].join('\n');
+    const { stdout } = await promisify(execFile)('bash', ['-c', `set -euo pipefail\n${script}\n`], {
       env: { ...process.env, TMS_URL: h.url, TOKEN: await human.token() },
     });
     const lines = stdout.trim().split('\n');
@@ -41,6 +41,13 @@ describe('README examples', () => {
     expect(stdout).toContain('"status": "asserted"');
     expect(stdout).toContain('"text": "Ana prefers green tea."');
     expect(stdout).toContain('"commit": null');
-    expect(lines.at(-1)).toBe('not_found');
+    // The lifecycle walk ends on the purged memory, the credential walk on the revoked secret.
+    expect(lines.slice(-5)).toEqual([
+      'not_found',
+      expect.stringMatching(/^\d+$/),
+      '"candidate"',
+      'true',
+      'unauthenticated',
+    ]);
   });
 });

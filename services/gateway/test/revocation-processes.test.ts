@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { ApiClient, type CallResult, createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectUnauthenticated } from './shapes';
 
 // Two real gateway processes (`tsx services/gateway/src/main.ts`, what `pnpm start` runs) over one
 // Postgres database. Whatever one process changes about who may see what, the other honours on
@@ -109,21 +110,6 @@ async function startGateway(name: string, env: Record<string, string>, running: 
 
 /** The memory's text: it must never appear in a refusal. */
 const SECRET_TEXT = `Ana's door code is ${crypto.randomInt(1000, 9999)}.`;
-
-const UNAUTHENTICATED = {
-  code: 'unauthenticated',
-  message: 'Authentication is required.',
-  status: 401,
-  retryable: false,
-  retry_after_seconds: null,
-};
-
-function expectRefused(res: CallResult, why: string): void {
-  expect(res.status, `${why}: ${res.text}`).toBe(401);
-  expect(res.body, why).toEqual({ error: { ...UNAUTHENTICATED, request_id: expect.any(String) } });
-  expect(res.headers.get('www-authenticate'), why).toMatch(/^Bearer(\s|$)/);
-  expect(res.headers.get('cache-control'), why).toBe('private, no-store');
-}
 
 function expectNotFound(res: CallResult, why: string): void {
   expect(res.status, `${why}: ${res.text}`).toBe(404);
@@ -261,9 +247,15 @@ describe('revocation across two gateway processes on one Postgres database', () 
     expect(revoked.status, revoked.text).toBe(200);
     expect(revoked.body.credential.revoked_at).not.toBeNull();
 
-    expectRefused(await as(B, installationCredential.secret).get(memoryPath()), 'revoked on A, next request on B');
-    expectRefused(await as(A, installationCredential.secret).get(memoryPath()), 'revoked on A, next request on A');
-    expectRefused(await as(B, installationCredential.secret).get('/v1/me'), 'revoked, /v1/me on B');
+    expectUnauthenticated(
+      await as(B, installationCredential.secret).get(memoryPath()),
+      'revoked on A, next request on B',
+    );
+    expectUnauthenticated(
+      await as(A, installationCredential.secret).get(memoryPath()),
+      'revoked on A, next request on A',
+    );
+    expectUnauthenticated(await as(B, installationCredential.secret).get('/v1/me'), 'revoked, /v1/me on B');
     // The other credential is untouched.
     expectMemory(await as(B, serviceKey.secret).get(memoryPath()), 'service key still reads on B');
   });
@@ -285,9 +277,9 @@ describe('revocation across two gateway processes on one Postgres database', () 
     const revoked = await owner.b.post(`/v1/credentials/${serviceKey.id}/revoke`, {});
     expect(revoked.status, revoked.text).toBe(200);
 
-    expectRefused(await as(A, serviceKey.secret).get('/v1/me'), 'revoked on B, next request on A');
-    expectRefused(await as(B, serviceKey.secret).get('/v1/me'), 'revoked on B, next request on B');
-    expectRefused(await as(A, serviceKey.secret).get(memoryPath()), 'revoked on B, memory on A');
+    expectUnauthenticated(await as(A, serviceKey.secret).get('/v1/me'), 'revoked on B, next request on A');
+    expectUnauthenticated(await as(B, serviceKey.secret).get('/v1/me'), 'revoked on B, next request on B');
+    expectUnauthenticated(await as(A, serviceKey.secret).get(memoryPath()), 'revoked on B, memory on A');
   });
 
   it('a membership removed on A is honoured on the very next request on B (and on A)', async () => {
@@ -329,7 +321,7 @@ describe('revocation across two gateway processes on one Postgres database', () 
     const revoked = await owner.a.post(`/v1/installations/${installationId}/revoke`, {});
     expect(revoked.status, revoked.text).toBe(200);
 
-    expectRefused(await as(B, second.secret).get(memoryPath()), 'installation revoked on A, next request on B');
-    expectRefused(await as(A, second.secret).get(memoryPath()), 'installation revoked on A, next request on A');
+    expectUnauthenticated(await as(B, second.secret).get(memoryPath()), 'installation revoked on A, next request on B');
+    expectUnauthenticated(await as(A, second.secret).get(memoryPath()), 'installation revoked on A, next request on A');
   });
 });

@@ -135,3 +135,19 @@ export function sendRaw(baseUrl: string, request: RawRequest): Promise<CallResul
     req.end();
   });
 }
+
+const UNAUTHENTICATED = {
+  code: 'unauthenticated',
+  message: 'Authentication is required.',
+  status: 401,
+  retryable: false,
+  retry_after_seconds: null,
+};
+
+/** The one answer to any token or secret that is not provably valid (decisions §7). */
+export function expectUnauthenticated(res: CallResult, why: string): void {
+  expect(res.status, `${why}: ${res.text}`).toBe(401);
+  expect(res.body, why).toEqual({ error: { ...UNAUTHENTICATED, request_id: expect.any(String) } });
+  expect(res.headers.get('www-authenticate'), why).toMatch(/^Bearer(\s|$)/);
+  expect(res.headers.get('cache-control'), why).toBe('private, no-store');
+}

@@ -1,5 +1,6 @@
-import { and, asc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Database } from '../database';
+import { afterPosition } from '../rows';
 import { credentials, installations } from '../schema';
 
 export type InstallationRow = typeof installations.$inferSelect;
@@ -34,12 +35,7 @@ export class CredentialStorage {
       .where(
         and(
           eq(installations.workspaceId, workspaceId),
-          after
-            ? or(
-                gt(installations.createdAt, after.createdAt),
-                and(eq(installations.createdAt, after.createdAt), gt(installations.id, after.id)),
-              )
-            : undefined,
+          afterPosition(installations.createdAt, installations.id, after),
         ),
       )
       .orderBy(asc(installations.createdAt), asc(installations.id))
@@ -101,12 +97,7 @@ export class CredentialStorage {
         and(
           eq(credentials.workspaceId, workspaceId),
           filter.installationId === undefined ? undefined : eq(credentials.installationId, filter.installationId),
-          after
-            ? or(
-                gt(credentials.createdAt, after.createdAt),
-                and(eq(credentials.createdAt, after.createdAt), gt(credentials.id, after.id)),
-              )
-            : undefined,
+          afterPosition(credentials.createdAt, credentials.id, after),
         ),
       )
       .orderBy(asc(credentials.createdAt), asc(credentials.id))

@@ -1,6 +1,7 @@
-import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { newId } from '../ids';
+import { afterPosition } from '../rows';
 import { actors, enrollments, memberships, serviceSettings, workspaces } from '../schema';
 
 export type ActorRow = typeof actors.$inferSelect;
@@ -73,12 +74,7 @@ export class DirectoryStorage {
     after: { createdAt: number; id: string } | null,
     limit: number,
   ): Promise<WorkspaceRow[]> {
-    const position = after
-      ? or(
-          gt(workspaces.createdAt, after.createdAt),
-          and(eq(workspaces.createdAt, after.createdAt), gt(workspaces.id, after.id)),
-        )
-      : undefined;
+    const position = afterPosition(workspaces.createdAt, workspaces.id, after);
     return this.db
       .select({
         id: workspaces.id,
