@@ -47,7 +47,8 @@ async function asOperator<Name extends OperationName>(
 ): Promise<AnswerOf<Name>> {
   const operation = OPERATIONS_BY_NAME.get(name);
   if (!operation) throw new Error(`operation ${name} missing from the catalog`);
-  const { domain, ledger } = await composeDomain(env);
+  // Issuance and revocation never search: compose without a provider (no index is prepared).
+  const { domain, ledger } = await composeDomain({ ...env, SEARCH_PROVIDER: 'none' });
   try {
     const result = await domain.executeAsOperator(
       operation,
