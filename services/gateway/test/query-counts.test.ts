@@ -58,6 +58,61 @@ describe.each(DRIVERS)('statements per read (%s)', (driver) => {
     return { count, res };
   }
 
+  it('credentials: 30 grants and a namespace ceiling cost what 1 does; listing 30 credentials what 1 costs', async () => {
+    const { api } = await h.workspace();
+    const root = (await ok(api.post('/v1/namespaces', { parent_id: null, name: 'root' }))).body.namespace;
+    const installation = (await ok(api.post('/v1/installations', { name: 'crm' }))).body.installation;
+    const grantInstallation = (namespaceId: string) =>
+      ok(
+        api.put(`/v1/namespaces/${namespaceId}/grants`, {
+          grants: [
+            {
+              target: { kind: 'installation', product_installation_id: installation.id },
+              capabilities: ['read'],
+              inherit: true,
+            },
+          ],
+        }),
+      );
+    const children: string[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      const child = (await ok(api.post('/v1/namespaces', { parent_id: root.id, name: `c${i}` }))).body.namespace;
+      children.push(child.id);
+    }
+    const issue = async (namespaceIds: string[] | null) =>
+      (
+        await ok(
+          api.post('/v1/credentials', {
+            kind: 'installation',
+            product_installation_id: installation.id,
+            name: 'reader',
+            capabilities: ['read'],
+            namespace_ids: namespaceIds,
+          }),
+        )
+      ).body.secret as string;
+    const [first] = children as [string];
+    await grantInstallation(first);
+    const narrow = api.as(await issue([first]), null);
+    const read = (client: ApiClient) => () => client.get(`/v1/namespaces/${first}`);
+    await read(narrow)();
+    const oneGrant = await measure(read(narrow));
+    for (const id of children.slice(1)) await grantInstallation(id);
+    await grantInstallation(root.id);
+    const manyGrants = await measure(read(narrow));
+    expect(manyGrants.count).toBe(oneGrant.count);
+    expect(manyGrants.count).toBeLessThanOrEqual(MAX_STATEMENTS_PER_READ);
+
+    const list = () => api.get('/v1/credentials', { query: { limit: 100 } });
+    await list();
+    const fewCost = await measure(list);
+    for (let i = 0; i < 29; i += 1) await issue(null);
+    const manyCost = await measure(list);
+    expect(fewCost.res.body.credentials).toHaveLength(1);
+    expect(manyCost.res.body.credentials).toHaveLength(30);
+    expect(manyCost.count).toBe(fewCost.count);
+  });
+
   it('memories.get with include_evidence: 32 evidence items with 3 verifications each cost what 1 item costs', async () => {
     const { id: ws, api, owner } = await h.workspace();
     const ns = (await ok(api.post('/v1/namespaces', { parent_id: null, name: 'facts' }))).body.namespace;
