@@ -21,7 +21,7 @@ function randomBase32(length: number): string {
   return out;
 }
 
-export function sha256Hex(text: string): string {
+function sha256Hex(text: string): string {
   return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 

@@ -1,7 +1,7 @@
 import { capabilitiesOn, type GrantLike, narrowGrants, reachOf, subtreeCapabilitiesOn } from '@tms/auth';
 import type { Capability } from '@tms/catalog';
-import type { GrantTarget, NamespaceRow, Role, Stores, Visibility } from '@tms/ledger';
-import type { Caller } from './caller';
+import type { NamespaceRow, Role, Stores, Visibility } from '@tms/ledger';
+import { type Caller, grantTargetsOf } from './caller';
 import { DomainError } from './errors';
 
 /**
@@ -34,9 +34,7 @@ export class WorkspaceAccess {
       return this.stores.namespaces.grantsFor(this.workspaceId, [{ kind: 'actor', id: this.caller.actorId }]);
     }
     // A credential holds its own grants and its installation's, cut down to its ceilings.
-    const targets: GrantTarget[] = [{ kind: 'credential', id: credential.id }];
-    if (credential.installationId) targets.push({ kind: 'installation', id: credential.installationId });
-    const grants = await this.stores.namespaces.grantsFor(this.workspaceId, targets);
+    const grants = await this.stores.namespaces.grantsFor(this.workspaceId, grantTargetsOf(credential));
     const roots = credential.namespaceIds;
     const rows =
       roots === null

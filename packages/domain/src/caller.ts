@@ -1,4 +1,5 @@
 import type { CallerKind, Capability, Scope } from '@tms/catalog';
+import type { GrantTarget } from '@tms/ledger';
 
 /** The issuer under which credential actors are recorded (subject: the credential id). */
 export const CREDENTIAL_ISSUER = 'urn:tms:credential';
@@ -36,4 +37,11 @@ export interface Caller {
 
 export function hasScope(caller: Caller, scope: Scope): boolean {
   return caller.scopes === null || caller.scopes.includes(scope);
+}
+
+/** The grant targets a credential holds grants through: itself and, if any, its installation. */
+export function grantTargetsOf(credential: CredentialAuthority): GrantTarget[] {
+  const targets: GrantTarget[] = [{ kind: 'credential', id: credential.id }];
+  if (credential.installationId) targets.push({ kind: 'installation', id: credential.installationId });
+  return targets;
 }

@@ -4,14 +4,13 @@ import { OPERATIONS_BY_NAME, type Operation, type OperationName, type OperationO
 import { composeDomain } from '@tms/composition';
 import type { RawInput } from '@tms/domain';
 import type { CliEnv } from './env';
+import { UsageError } from './usage-error';
 
 /** What a command prints: `stdout` is the one value a script captures, `note` goes to stderr. */
 export interface AdminOutput {
   stdout: string;
   note?: string;
 }
-
-export class AdminUsageError extends Error {}
 
 const list = (value: string | undefined) => (value === undefined ? undefined : value.split(',').filter(Boolean));
 
@@ -22,13 +21,13 @@ function options(args: string[], extra: Record<string, { type: 'string' }>) {
     strict: true,
   });
   const workspace = values.workspace as string | undefined;
-  if (!workspace) throw new AdminUsageError('--workspace is required');
+  if (!workspace) throw new UsageError('--workspace is required');
   return { values: values as Record<string, string | undefined>, workspace };
 }
 
 function required(values: Record<string, string | undefined>, name: string): string {
   const value = values[name];
-  if (value === undefined) throw new AdminUsageError(`--${name} is required`);
+  if (value === undefined) throw new UsageError(`--${name} is required`);
   return value;
 }
 
@@ -77,7 +76,7 @@ async function issue(env: CliEnv, kind: 'installation' | 'service_key', args: st
   });
   const expiresAt = values['expires-at'];
   if (expiresAt !== undefined && !Number.isFinite(Number(expiresAt))) {
-    throw new AdminUsageError('--expires-at takes Unix seconds');
+    throw new UsageError('--expires-at takes Unix seconds');
   }
   const body = {
     kind,
@@ -187,6 +186,6 @@ export async function adminCredentials(env: CliEnv, noun: string, args: string[]
     case 'service-key list':
       return listAll(env, 'credentials.list', rest);
     default:
-      throw new AdminUsageError(`unknown admin command ${noun} ${verb ?? '(none)'}`);
+      throw new UsageError(`unknown admin command ${noun} ${verb ?? '(none)'}`);
   }
 }

@@ -2,10 +2,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer } from '@tms/auth';
 import { Ledger } from '@tms/ledger';
-import { AdminUsageError, adminCredentials } from './admin-credentials';
+import { adminCredentials } from './admin-credentials';
 import { type CliEnv, parseEnv } from './env';
 import { indexRebuild, indexStatus } from './index-command';
 import { serveMcpStdio } from './mcp';
+import { UsageError } from './usage-error';
 
 const USAGE = `usage: svc <command>
   migrate                                   apply the ledger migrations
@@ -26,8 +27,6 @@ const USAGE = `usage: svc <command>
   mcp                                       serve the agent tools over stdio (TMS_TOKEN, TMS_WORKSPACE)
   index status                              indexed sequence and lag of every workspace
   index rebuild [--workspace W]             rebuild the search index from the ledger`;
-
-class UsageError extends AdminUsageError {}
 
 async function withLedger<T>(env: CliEnv, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
   const ledger = await Ledger.open({
@@ -122,6 +121,6 @@ try {
   if (out !== null) process.stdout.write(`${out}\n`);
 } catch (error) {
   const message = (error as Error).message.split('\n')[0];
-  process.stderr.write(`svc: ${message}${error instanceof AdminUsageError ? `\n${USAGE}` : ''}\n`);
-  process.exit(error instanceof AdminUsageError ? 2 : 1);
+  process.stderr.write(`svc: ${message}${error instanceof UsageError ? `\n${USAGE}` : ''}\n`);
+  process.exit(error instanceof UsageError ? 2 : 1);
 }

@@ -120,8 +120,8 @@ export async function putGrants(
   const seen = new Set(targets.map((t) => `${t.kind}:${t.id}`));
   if (seen.size !== targets.length) throw new DomainError('invalid_input', 'duplicate grant target');
 
-  // Grants may only target members, installations and credentials of the workspace (revoked
-  // ones included: they no longer exist as far as a grant is concerned).
+  // Grants may only target members, installations and credentials of the workspace; a revoked
+  // installation or credential counts as absent.
   const ids = (kind: GrantTarget['kind']) => targets.filter((t) => t.kind === kind).map((t) => t.id);
   const members = new Set((await ctx.stores.memberships.list(access.workspaceId)).map((m) => m.actorId));
   const live = await ctx.stores.credentials.liveTargets(access.workspaceId, ids('installation'), ids('credential'));

@@ -6,6 +6,7 @@ import type {
   workspacesMembersPut,
 } from '@tms/catalog';
 import { newId } from '@tms/ledger';
+import { grantTargetsOf } from '../caller';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentCommit, presentWorkspace } from '../present';
@@ -42,10 +43,7 @@ async function boundWorkspace(ctx: HandlerContext, workspaceId: string, after: u
   if (after) return [];
   const credential = ctx.caller.credential;
   if (credential?.installationId) {
-    const grants = await ctx.stores.namespaces.grantsFor(workspaceId, [
-      { kind: 'credential', id: credential.id },
-      { kind: 'installation', id: credential.installationId },
-    ]);
+    const grants = await ctx.stores.namespaces.grantsFor(workspaceId, grantTargetsOf(credential));
     if (grants.length === 0) return [];
   }
   const row = await ctx.stores.directory.getWorkspace(workspaceId);

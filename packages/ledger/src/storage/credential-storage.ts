@@ -120,33 +120,22 @@ export class CredentialStorage {
     installationIds: readonly string[],
     credentialIds: readonly string[],
   ): Promise<{ installations: Set<string>; credentials: Set<string> }> {
-    const live = { installations: new Set<string>(), credentials: new Set<string>() };
-    if (installationIds.length > 0) {
-      const rows = await this.db
-        .select({ id: installations.id })
-        .from(installations)
-        .where(
-          and(
-            eq(installations.workspaceId, workspaceId),
-            inArray(installations.id, [...installationIds]),
-            isNull(installations.revokedAt),
-          ),
-        );
-      for (const row of rows) live.installations.add(row.id);
-    }
-    if (credentialIds.length > 0) {
-      const rows = await this.db
-        .select({ id: credentials.id })
-        .from(credentials)
-        .where(
-          and(
-            eq(credentials.workspaceId, workspaceId),
-            inArray(credentials.id, [...credentialIds]),
-            isNull(credentials.revokedAt),
-          ),
-        );
-      for (const row of rows) live.credentials.add(row.id);
-    }
-    return live;
+    return {
+      installations: await this.liveIds(installations, workspaceId, installationIds),
+      credentials: await this.liveIds(credentials, workspaceId, credentialIds),
+    };
+  }
+
+  private async liveIds(
+    table: typeof installations | typeof credentials,
+    workspaceId: string,
+    ids: readonly string[],
+  ): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db
+      .select({ id: table.id })
+      .from(table)
+      .where(and(eq(table.workspaceId, workspaceId), inArray(table.id, [...ids]), isNull(table.revokedAt)));
+    return new Set(rows.map((row) => row.id));
   }
 }
