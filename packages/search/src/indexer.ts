@@ -11,10 +11,18 @@ export interface IndexerOptions {
   exclusive?: boolean;
   /** Polling interval when no NOTIFY arrives (the fallback wake-up). */
   pollMs?: number;
-  onBatch?: (event: { workspaceId: string; commits: number; documents: number; indexedSequence: number }) => void;
+  /** A batch whose advance has committed. */
+  onBatch?: (event: BatchReport) => void;
   onError?: (error: unknown, attempt: number) => void;
   /** Called between applying a batch and advancing the indexed sequence (tests crash here). */
   beforeAdvance?: (workspaceId: string, sequence: number) => Promise<void> | void;
+}
+
+export interface BatchReport {
+  workspaceId: string;
+  commits: number;
+  documents: number;
+  indexedSequence: number;
 }
 
 function toDocument(row: RevisionRow): SearchDocument {
@@ -70,21 +78,28 @@ export class Indexer {
     return total;
   }
 
-  /** One batch of one workspace; 0 when nothing was left or another indexer holds it. */
+  /**
+   * One batch of one workspace; 0 when nothing was left or another indexer holds it. The batch
+   * is reported (`onBatch`: logs, metrics) only once its advance has committed, so a process
+   * killed mid-batch never claims a batch that another indexer will do again.
+   */
   async indexBatch(workspaceId: string): Promise<number> {
-    if (!this.exclusive) return this.batch(this.ledger.stores, workspaceId);
-    return this.ledger.transaction(async (stores) => {
-      if (!(await stores.indexState.tryClaim(workspaceId))) return 0;
-      return this.batch(stores, workspaceId);
-    });
+    const report = this.exclusive
+      ? await this.ledger.transaction(async (stores) =>
+          (await stores.indexState.tryClaim(workspaceId)) ? this.batch(stores, workspaceId) : null,
+        )
+      : await this.batch(this.ledger.stores, workspaceId);
+    if (!report) return 0;
+    this.options.onBatch?.(report);
+    return report.commits;
   }
 
-  private async batch(stores: Stores, workspaceId: string): Promise<number> {
+  private async batch(stores: Stores, workspaceId: string): Promise<BatchReport | null> {
     const provider = this.provider.name;
     const from = await stores.indexState.indexedSequence(workspaceId, provider);
     const commits = await stores.commits.after(workspaceId, from, this.batchSize);
     const last = commits.at(-1);
-    if (!last) return 0;
+    if (!last) return null;
     const memoryIds = [...new Set(commits.flatMap((c) => c.subjectIds.filter((id) => id.startsWith('mem_'))))];
     // Documents reflect the ledger as it is now, which includes everything up to `last`.
     const revisions = await stores.memories.revisionsOfMemories(workspaceId, memoryIds);
@@ -93,13 +108,12 @@ export class Indexer {
     await this.provider.apply(workspaceId, { upserts, deletes });
     await this.options.beforeAdvance?.(workspaceId, last.sequence);
     await stores.indexState.advance(workspaceId, provider, last.sequence, Date.now() / 1000);
-    this.options.onBatch?.({
+    return {
       workspaceId,
       commits: commits.length,
       documents: upserts.length + deletes.length,
       indexedSequence: last.sequence,
-    });
-    return commits.length;
+    };
   }
 
   /**

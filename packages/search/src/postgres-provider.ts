@@ -21,8 +21,12 @@ export class PostgresSearchProvider implements SearchProvider {
   constructor(private readonly db: Database) {}
 
   async prepare(): Promise<void> {
-    await this.db.execute(sql`create schema if not exists search`);
-    await this.db.execute(sql`
+    // Processes starting together would race on `create ... if not exists` (a duplicate-key
+    // error in the catalog): one lock for the whole preparation, released at commit.
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('tms-search-prepare', 0))`);
+      await tx.execute(sql`create schema if not exists search`);
+      await tx.execute(sql`
       create table if not exists search.documents (
         workspace_id text not null,
         revision_id text not null,
@@ -36,10 +40,11 @@ export class PostgresSearchProvider implements SearchProvider {
         recorded_until double precision,
         primary key (workspace_id, revision_id)
       )`);
-    await this.db.execute(sql`create index if not exists documents_tsv on search.documents using gin (tsv)`);
-    await this.db.execute(
-      sql`create index if not exists documents_namespace on search.documents (workspace_id, namespace_id)`,
-    );
+      await tx.execute(sql`create index if not exists documents_tsv on search.documents using gin (tsv)`);
+      await tx.execute(
+        sql`create index if not exists documents_namespace on search.documents (workspace_id, namespace_id)`,
+      );
+    });
   }
 
   async apply(
