@@ -11,6 +11,7 @@ import { type Caller, Domain, type RawInput } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
 import { Indexer, PostgresSearchProvider } from '@tms/search';
 import { createTestDatabase } from '@tms/testkit';
+import { queryFor, textFor } from './corpus';
 
 const N = Number(process.argv[2] ?? 100_000);
 const CONCURRENCY = 8;
@@ -28,11 +29,6 @@ const call = async (domain: Domain, caller: Caller, name: string, raw: Partial<R
       )
     ).json,
   );
-
-// A synthetic vocabulary: texts of 8 words, so each word appears in about N*8/VOCAB texts.
-const VOCAB = 5000;
-const word = (i: number) => `w${(i * 2654435761) % 1_000_003}`;
-const textFor = (i: number) => Array.from({ length: 8 }, (_, k) => word((i * 31 + k * 977) % VOCAB)).join(' ');
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
@@ -98,7 +94,7 @@ async function main() {
     for (let q = 0; q < QUERIES; q += 1) {
       const body = {
         namespace_ids: [ns],
-        query: `${word((q * 7) % VOCAB)} ${word((q * 13 + 5) % VOCAB)}`,
+        query: queryFor(q),
         budget: { max_items: 20, max_context_chars: 20_000 },
       };
       const [result, ms] = await timed(() => call(domain, caller, 'recall', { body }, ws));

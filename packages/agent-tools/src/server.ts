@@ -12,7 +12,7 @@ import {
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type ErrorObject, errorObject, OPERATION_LIMITS, OPERATIONS_BY_NAME, type Operation } from '@tms/catalog';
-import { type Caller, type Domain, DomainError, isDatabaseUnavailable, type RawInput } from '@tms/domain';
+import { type Caller, Deadline, type Domain, DomainError, isDatabaseUnavailable, type RawInput } from '@tms/domain';
 import { z } from 'zod';
 import { MEMORY_URI_TEMPLATE, memoryRequest, memoryUri } from './memory-uri';
 import { type AgentTool, agentTools, splitArguments } from './tools';
@@ -43,6 +43,12 @@ export interface AgentServerOptions {
   logger?: AgentLogger;
   /** Per-call timeout; a call running longer answers `unavailable`. */
   timeoutMs?: number;
+  /**
+   * The transport's deadline shared by every call (HTTP: the request's, counted from its
+   * arrival); replaces `timeoutMs`. Writes check it before committing, so a timed-out call
+   * never executes after `unavailable` was answered.
+   */
+  deadline?: Deadline;
   /** Told about every tool call once it is answered (metrics, access logs). */
   onToolCall?: (event: { tool: string; operation: string; code: string; requestId: string }) => void;
 }
@@ -54,16 +60,6 @@ arguments replays the result) and, where offered, workspace_id (defaults to the 
 result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}}.
 Memories are also readable as resources memory://{id}?as_of=..&known_at=.. (Unix seconds).`;
 
-class OperationTimeout extends Error {}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OperationTimeout()), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
 export function freshRequestId(): string {
   return `req_${crypto.randomBytes(12).toString('hex')}`;
 }
@@ -73,7 +69,7 @@ const silent: AgentLogger = { warn() {}, error() {} };
 /** The /v1 error object for any failure; unexpected ones are logged and never leak details. */
 function errorFor(error: unknown, requestId: string, operation: string, logger: AgentLogger): ErrorObject {
   if (error instanceof DomainError) return errorObject(error.code, requestId, error.retryAfterSeconds);
-  if (error instanceof OperationTimeout || isDatabaseUnavailable(error)) {
+  if (isDatabaseUnavailable(error)) {
     logger.warn({ request_id: requestId, operation, err: error }, 'unavailable');
     return errorObject('unavailable', requestId, 1);
   }
@@ -125,6 +121,25 @@ function titleOf(text: string): string {
 }
 
 /**
+ * Register a request handler. The SDK parses a request with the handler's schema and answers
+ * a refusal as -32603 (Internal error), but a malformed request (`arguments` not an object, no
+ * `params`) is the client's: the SDK sees a schema that checks only the method, and the
+ * request is parsed here, a refusal answering -32602 (Invalid params).
+ */
+function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
+  server: Server,
+  schema: S,
+  handler: (request: z.output<S>) => unknown,
+): void {
+  server.setRequestHandler(z.looseObject({ method: schema.shape.method }), (request) => {
+    const parsed = schema.safeParse(request);
+    if (!parsed.success)
+      throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${z.prettifyError(parsed.error)}`);
+    return handler(parsed.data) as never;
+  });
+}
+
+/**
  * An MCP server over the domain, for one connection: the low-level `Server` because every
  * tool is generated from the catalog with its own JSON Schemas, and validation, errors and
  * idempotency stay with the domain (the SDK's high-level `McpServer` would validate input itself).
@@ -154,11 +169,21 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     // A path-addressed workspace (workspaces.members.put) names itself; the connection's
     // workspace is a default for selection, not an assertion about the path.
     const selected = workspaceId ?? (operation.workspace === 'path' ? null : connection.workspaceId);
-    const result = await withTimeout(
-      domain.execute(operation, raw, { caller, requestId, selectedWorkspaceId: selected, idempotencyKey }),
-      timeoutMs,
-    );
-    return result.json;
+    // The domain honours the deadline (reads are abandoned, writes roll back before their
+    // commit); awaiting it rather than racing it keeps a 503 from hiding a committed write.
+    const deadline = options.deadline ?? new Deadline(timeoutMs);
+    try {
+      const result = await domain.execute(operation, raw, {
+        caller,
+        requestId,
+        selectedWorkspaceId: selected,
+        idempotencyKey,
+        deadline,
+      });
+      return result.json;
+    } finally {
+      if (!options.deadline) deadline.clear();
+    }
   }
 
   async function callTool(tool: AgentTool, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -198,15 +223,15 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     }
   }
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((tool) => tool.definition) }));
+  handle(server, ListToolsRequestSchema, () => ({ tools: tools.map((tool) => tool.definition) }));
 
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  handle(server, CallToolRequestSchema, (request) => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     return callTool(tool, request.params.arguments ?? {});
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  handle(server, ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: [
       {
         uriTemplate: MEMORY_URI_TEMPLATE,
@@ -219,7 +244,7 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     ],
   }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  handle(server, ReadResourceRequestSchema, async (request) => {
     const get = OPERATIONS_BY_NAME.get('memories.get');
     const tool = get && byName.get(get.tool);
     if (!get || !tool) throw new McpError(ErrorCode.InternalError, 'memories.get is not in the catalog');
@@ -235,7 +260,7 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: json }] };
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+  handle(server, ListResourcesRequestSchema, async (request) => {
     // Listing walks the readable namespaces of the connection's workspace and lists each one's
     // memories through the catalog operation `memories.list`. While the catalog has no such
     // operation (it is added separately from the agent tools), there is nothing to list.

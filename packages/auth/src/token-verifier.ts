@@ -3,9 +3,10 @@ import {
   createRemoteJWKSet,
   type JSONWebKeySet,
   type JWTPayload,
-  type JWTVerifyGetKey,
   errors as joseErrors,
   jwtVerify,
+  type LocalJWKSet,
+  type RemoteJWKSet,
 } from 'jose';
 
 /** Asymmetric algorithms only: `none` and HMAC are never accepted (decisions §6). */
@@ -53,13 +54,26 @@ export class KeySetUnavailableError extends Error {
   }
 }
 
+/** What a verifier currently trusts for one issuer (tests wait on it instead of on time). */
+export interface KeySetState {
+  kind: TokenKind;
+  issuer: string;
+  /**
+   * Whether the cached key set is younger than its max age. A stale set is fetched again before
+   * the next token of this issuer is looked up in it. A local key set is always fresh.
+   */
+  fresh: boolean;
+  /** The `kid`s of the keys the verifier holds now (empty before a remote set's first fetch). */
+  kids: string[];
+}
+
 interface Verifier {
   kind: TokenKind;
   config: IssuerConfig;
-  keys: JWTVerifyGetKey;
+  keys: LocalJWKSet | RemoteJWKSet;
 }
 
-function keySetOf(config: IssuerConfig): JWTVerifyGetKey {
+function keySetOf(config: IssuerConfig): LocalJWKSet | RemoteJWKSet {
   if (config.jwks) return createLocalJWKSet(config.jwks);
   if (config.jwksUri)
     return createRemoteJWKSet(new URL(config.jwksUri), {
@@ -93,6 +107,19 @@ export class TokenVerifier {
       ...(options.sessions ?? []).map((config) => ({ kind: 'session' as const, config, keys: keySetOf(config) })),
       ...(options.oauth ? [{ kind: 'oauth' as const, config: options.oauth, keys: keySetOf(options.oauth) }] : []),
     ];
+  }
+
+  /**
+   * Every issuer's key set as cached right now: whether it is fresh and which keys it holds.
+   * Session and OAuth issuers each keep their own cache, even when they share a JWKS URI.
+   */
+  keySets(): KeySetState[] {
+    return this.verifiers.map(({ kind, config, keys }) => ({
+      kind,
+      issuer: config.issuer,
+      fresh: 'fresh' in keys ? keys.fresh : true,
+      kids: (keys.jwks()?.keys ?? []).flatMap((key) => (typeof key.kid === 'string' ? [key.kid] : [])),
+    }));
   }
 
   async verify(token: string): Promise<VerifiedToken> {

@@ -24,13 +24,22 @@ function verifierFor(op: OidcTestProvider, jwksCacheMaxAgeMs?: number): TokenVer
   });
 }
 
-/** Retry `attempt` until it returns true, a bounded number of times; no assertion on timing. */
-async function eventually(attempt: () => Promise<boolean>, tries = 60, pauseMs = 250): Promise<boolean> {
+/**
+ * Poll the verifier's own state (bounded) until no issuer's cached key set is fresh, so that the
+ * next token of every issuer refetches its JWKS. The caches go stale one by one as each was
+ * fetched; waiting on one of them, or on a guessed time, races the others.
+ */
+async function untilEveryKeySetStale(verifier: TokenVerifier, tries = 200, pauseMs = 25): Promise<boolean> {
   for (let i = 0; i < tries; i++) {
-    if (await attempt()) return true;
+    if (verifier.keySets().every((set) => !set.fresh)) return true;
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
   return false;
+}
+
+/** The kids each token kind's key set holds now, sorted. */
+function heldKids(verifier: TokenVerifier): Record<string, string[]> {
+  return Object.fromEntries(verifier.keySets().map((set) => [set.kind, [...set.kids].sort()]));
 }
 
 const verifies = (verifier: TokenVerifier, token: string) =>
@@ -102,27 +111,35 @@ describe('tokens from a real OpenID provider (oidc-provider)', () => {
     const verifier = verifierFor(op, 500);
     const oldAccess = await op.accessToken({ scope: 'svc:read' });
     const oldSession = await op.sessionToken('bob@example.test');
-    // The verifier has fetched and cached the key set that holds only the old key.
+    const oldKid = decodeProtectedHeader(oldAccess).kid as string;
+    // The verifier fetches and caches the key set that holds only the old key.
     await expect(verifier.verify(oldAccess)).resolves.toMatchObject({ kind: 'oauth' });
     await expect(verifier.verify(oldSession)).resolves.toMatchObject({ kind: 'session' });
+    expect(heldKids(verifier)).toEqual({ session: [oldKid], oauth: [oldKid] });
 
     await op.rotateKeys();
     const newAccess = await op.accessToken({ scope: 'svc:read' });
     const newSession = await op.sessionToken('bob@example.test');
-    expect(decodeProtectedHeader(newAccess).kid).not.toBe(decodeProtectedHeader(oldAccess).kid);
-    expect(decodeProtectedHeader(newSession).kid).toBe(decodeProtectedHeader(newAccess).kid);
+    const newKid = decodeProtectedHeader(newAccess).kid as string;
+    expect(newKid).not.toBe(oldKid);
+    expect(decodeProtectedHeader(newSession).kid).toBe(newKid);
 
-    // jose refetches on an unknown kid once its cooldown (or the cache age) has passed.
-    expect(await eventually(() => verifies(verifier, newAccess))).toBe(true);
-    expect(await verifies(verifier, newSession)).toBe(true);
+    // Each issuer keeps its own cache; once a cache is older than jwksCacheMaxAgeMs, the next
+    // token of that issuer fetches the key set again. Wait for that state, not for a time.
+    expect(await untilEveryKeySetStale(verifier)).toBe(true);
+    await expect(verifier.verify(newAccess)).resolves.toMatchObject({ kind: 'oauth' });
+    await expect(verifier.verify(newSession)).resolves.toMatchObject({ kind: 'session' });
+    expect(heldKids(verifier)).toEqual({ session: [newKid, oldKid].sort(), oauth: [newKid, oldKid].sort() });
     // Both keys are published: the old tokens still verify.
     expect(await verifies(verifier, oldAccess)).toBe(true);
     expect(await verifies(verifier, oldSession)).toBe(true);
 
     await op.retireOldKeys();
-    // Once the cached key set is older than jwksCacheMaxAgeMs, the retired key is gone.
-    expect(await eventually(() => refused(verifier, oldAccess))).toBe(true);
+    // The cached sets still hold the retired key until they are stale and fetched again.
+    expect(await untilEveryKeySetStale(verifier)).toBe(true);
+    expect(await refused(verifier, oldAccess)).toBe(true);
     expect(await refused(verifier, oldSession)).toBe(true);
+    expect(heldKids(verifier)).toEqual({ session: [newKid], oauth: [newKid] });
     await expect(verifier.verify(newAccess)).resolves.toMatchObject({ kind: 'oauth', scopes: ['svc:read'] });
     await expect(verifier.verify(newSession)).resolves.toMatchObject({ kind: 'session', subject: 'bob@example.test' });
     await expect(verifier.verify(await op.accessToken({ scope: 'svc:observe' }))).resolves.toMatchObject({

@@ -105,6 +105,8 @@ export function searchProviderFor(config: DomainConfig, ledger: Ledger): SearchP
 export interface ComposeOptions {
   /** Count SQL statements (tests). */
   onQuery?: (sqlText: string) => void;
+  /** Who opens the embedded ledger (`gateway`, `svc mcp`, ...): named to the processes it refuses. */
+  holder?: string;
 }
 
 export interface ComposedDomain {
@@ -129,9 +131,10 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     databaseUrl: config.DATABASE_URL,
     dataDir: embedded ? path.join(config.DATA_DIR, 'pglite') : undefined,
     onQuery: options.onQuery,
+    holder: options.holder,
   });
   try {
-    // PGlite admits one process at a time, so the embedded ledger migrates itself at start;
+    // The embedded ledger admits one process at a time (a lock taken at open), so it migrates itself at start;
     // on Postgres, `pnpm svc migrate` does it and /readyz waits for it.
     if (embedded) await ledger.migrate();
 

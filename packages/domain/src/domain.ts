@@ -22,6 +22,7 @@ import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
 import type { HandlerContext } from './context';
 import { CursorCodec } from './cursor';
+import type { Deadline } from './deadline';
 import { DomainError } from './errors';
 import { HANDLERS } from './handlers';
 import { RequestLoaders } from './loaders';
@@ -44,6 +45,12 @@ export interface RequestMeta {
   selectedWorkspaceId: string | null;
   /** `Idempotency-Key` as sent, or null. */
   idempotencyKey: string | null;
+  /**
+   * The operation's deadline (the transport's, counted from the request's arrival). Reads
+   * answer `unavailable` when it passes; a write checks it right before its commit and rolls
+   * back instead, so callers must await the write rather than race it. None: no limit.
+   */
+  deadline?: Deadline | null;
 }
 
 /** A successful answer as exact JSON text (replays are byte for byte). */
@@ -171,6 +178,8 @@ export class Domain {
   }
 
   async execute(operation: Operation, raw: RawInput, meta: RequestMeta): Promise<OperationResult> {
+    const deadline = meta.deadline ?? null;
+    deadline?.check();
     // Counted per operation executed, so a GraphQL document or an MCP call with several
     // operations spends one token for each.
     this.rateLimiter?.take(meta.caller.principal, operation.name);
@@ -183,16 +192,29 @@ export class Domain {
     const handler = HANDLERS[operation.name] as (input: unknown, ctx: HandlerContext) => Promise<object>;
 
     if (!operation.mutates) {
-      const stores = this.ledger.stores;
-      const ctx = await this.context(operation, input, meta, stores, cursors);
-      const json = JSON.stringify(await handler(input, ctx));
-      if (Buffer.byteLength(json) > OPERATION_LIMITS.maxResponseBytes) {
-        throw new DomainError('budget_exceeded', 'response too large');
-      }
-      return { json, replayed: false };
+      const read = async (): Promise<OperationResult> => {
+        const stores = this.ledger.stores;
+        const ctx = await this.context(operation, input, meta, stores, cursors);
+        const json = JSON.stringify(await handler(input, ctx));
+        if (Buffer.byteLength(json) > OPERATION_LIMITS.maxResponseBytes) {
+          throw new DomainError('budget_exceeded', 'response too large');
+        }
+        return { json, replayed: false };
+      };
+      // A read commits nothing, so it may simply be abandoned at the deadline.
+      return deadline ? deadline.race(read()) : read();
     }
 
     return this.ledger.transaction(async (stores) => {
+      if (deadline) {
+        // Queued behind other writers past the deadline: start nothing. On Postgres, no statement
+        // may outlive the deadline either (a row lock held elsewhere is waited for only that long;
+        // the cancelled statement is `unavailable` and the transaction rolls back).
+        deadline.check();
+        if (this.ledger.driver === 'postgres') {
+          await stores.db.execute(`set local statement_timeout = ${Math.max(1, Math.ceil(deadline.remainingMs()))}`);
+        }
+      }
       const ctx = await this.context(operation, input, meta, stores, cursors);
       const workspaceScope = ctx.access?.workspaceId ?? '';
       const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
@@ -223,6 +245,10 @@ export class Domain {
           createdAt: nowSeconds(),
         });
       }
+      // Right before the commit: past the deadline, roll back and answer `unavailable`. A write
+      // that passes this point commits, and its true answer is sent even if the deadline passes
+      // during the commit itself.
+      deadline?.check();
       return { json, replayed: false };
     });
   }

@@ -1,4 +1,5 @@
 export type { Caller } from './caller';
+export { Deadline, deadlinePassed } from './deadline';
 export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export { DomainError, isDatabaseUnavailable } from './errors';
 export { RequestLoaders, type VerificationPage } from './loaders';

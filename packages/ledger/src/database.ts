@@ -10,6 +10,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { acquireEmbeddedLock } from './embedded-lock';
 import * as schema from './schema';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -29,6 +30,8 @@ export interface OpenOptions {
   maxConnections?: number | undefined;
   /** Server-side statement timeout, matching the operation timeout. */
   statementTimeoutMs?: number | undefined;
+  /** Who opens an embedded folder (`gateway`, `svc admin`, ...): named to anyone it refuses. */
+  holder?: string | undefined;
 }
 
 export interface DatabaseHandle {
@@ -52,6 +55,9 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       onnotice: () => {},
       connection: { statement_timeout: options.statementTimeoutMs ?? 10000 },
       connect_timeout: 5,
+      // Reconnect within about a second once Postgres is back (the driver's default backoff grows
+      // to 10-20 s, keeping the service answering 503 long after the database has recovered).
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     });
     const db = drizzlePostgres(client, { schema, logger }) as unknown as Database;
     return {
@@ -68,8 +74,18 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   }
 
   const dataDir = options.dataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) fs.mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir);
+  // One process at a time on a folder (decisions §9), locked before PGlite touches it.
+  const lock = dataDir.startsWith('memory://')
+    ? null
+    : acquireEmbeddedLock(dataDir, options.holder ?? path.basename(process.argv[1] ?? 'node'));
+  let client: PGlite;
+  try {
+    if (lock) fs.mkdirSync(dataDir, { recursive: true });
+    client = await PGlite.create(dataDir);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const db = drizzlePglite(client, { schema, logger }) as unknown as Database;
   return {
     db,
@@ -80,7 +96,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       const unlisten = await client.listen(channel, (payload) => onPayload(payload));
       return () => unlisten();
     },
-    close: () => client.close(),
+    async close() {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
 }
 

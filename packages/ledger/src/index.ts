@@ -1,4 +1,5 @@
 export { type Database, type DatabaseHandle, type OpenOptions, openDatabase } from './database';
+export { EmbeddedLedgerLockedError, embeddedLockHolder, type LockHolder } from './embedded-lock';
 export { newId } from './ids';
 export { Ledger } from './ledger';
 export { decodePathKey, encodePathKey } from './path-key';

@@ -47,7 +47,7 @@ async function asOperator<Name extends OperationName>(
   const operation = OPERATIONS_BY_NAME.get(name);
   if (!operation) throw new Error(`operation ${name} missing from the catalog`);
   // Issuance and revocation never search: compose without a provider (no index is prepared).
-  const { domain, ledger } = await composeDomain({ ...env, SEARCH_PROVIDER: 'none' });
+  const { domain, ledger } = await composeDomain({ ...env, SEARCH_PROVIDER: 'none' }, { holder: 'svc admin' });
   try {
     const result = await domain.executeAsOperator(
       operation,

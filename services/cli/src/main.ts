@@ -28,10 +28,12 @@ const USAGE = `usage: svc <command>
   index status                              indexed sequence and lag of every workspace
   index rebuild [--workspace W]             rebuild the search index from the ledger`;
 
-async function withLedger<T>(env: CliEnv, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+/** Open the ledger as `holder`; the embedded one refuses at once while another process owns it. */
+async function withLedger<T>(env: CliEnv, holder: string, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
   const ledger = await Ledger.open({
     databaseUrl: env.DATABASE_URL,
     dataDir: env.DATABASE_URL ? undefined : path.join(env.DATA_DIR, 'pglite'),
+    holder,
   });
   try {
     return await fn(ledger);
@@ -55,7 +57,7 @@ async function run(argv: string[], env: CliEnv): Promise<string | null> {
   const now = Date.now() / 1000;
   switch (command) {
     case 'migrate':
-      return withLedger(env, async (ledger) => {
+      return withLedger(env, 'svc migrate', async (ledger) => {
         await ledger.migrate();
         return 'migrations applied';
       });
@@ -63,7 +65,7 @@ async function run(argv: string[], env: CliEnv): Promise<string | null> {
       const [sub, ...args] = rest;
       if (sub === 'enroll') {
         const { issuer, subject } = identity(args);
-        return withLedger(env, async (ledger) => {
+        return withLedger(env, 'svc admin', async (ledger) => {
           const added = await ledger.stores.directory.enroll(issuer, subject, now);
           return added ? `enrolled ${subject} (${issuer})` : `already enrolled: ${subject} (${issuer})`;
         });
@@ -72,6 +74,7 @@ async function run(argv: string[], env: CliEnv): Promise<string | null> {
         const { issuer, subject } = identity(args);
         return withLedger(
           env,
+          'svc admin',
           async (ledger) => (await ledger.stores.directory.findOrCreateActor(issuer, subject, now)).id,
         );
       }
@@ -86,19 +89,22 @@ async function run(argv: string[], env: CliEnv): Promise<string | null> {
       if (env.DEV_AUTH !== '1') throw new Error('svc token needs DEV_AUTH=1 (dev issuer only)');
       if (env.NODE_ENV === 'production') throw new Error('svc token is refused when NODE_ENV=production');
       const { values } = parseArgs({ args: rest, options: { subject: { type: 'string' } }, strict: true });
-      const subject = values.subject ?? DEV_SUBJECT;
-      const issuer = await DevIssuer.loadOrCreate(env.DATA_DIR);
-      if (values.subject) {
-        await withLedger(env, (ledger) => ledger.stores.directory.enroll(DEV_ISSUER, subject, now));
-      }
-      return issuer.sessionToken(subject);
+      const subject = values.subject;
+      // Printing a token reads the dev key only; enrolling another subject writes the ledger,
+      // so the lock is taken before anything (the key included) is created in DATA_DIR.
+      if (!subject) return (await DevIssuer.loadOrCreate(env.DATA_DIR)).sessionToken(DEV_SUBJECT);
+      return withLedger(env, 'svc token', async (ledger) => {
+        const issuer = await DevIssuer.loadOrCreate(env.DATA_DIR);
+        await ledger.stores.directory.enroll(DEV_ISSUER, subject, now);
+        return issuer.sessionToken(subject);
+      });
     }
     case 'index': {
       const [sub, ...args] = rest;
-      if (sub === 'status') return withLedger(env, (ledger) => indexStatus(env, ledger));
+      if (sub === 'status') return withLedger(env, 'svc index', (ledger) => indexStatus(env, ledger));
       if (sub === 'rebuild') {
         const { values } = parseArgs({ args, options: { workspace: { type: 'string' } }, strict: true });
-        return withLedger(env, (ledger) => indexRebuild(env, ledger, values.workspace));
+        return withLedger(env, 'svc index', (ledger) => indexRebuild(env, ledger, values.workspace));
       }
       throw new UsageError(`unknown index command ${sub ?? '(none)'}`);
     }

@@ -32,7 +32,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   const token = env.TMS_TOKEN;
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   const logger = stderrLogger(env.LOG_LEVEL);
-  const { domain, ledger } = await composeDomain(env);
+  const { domain, ledger } = await composeDomain(env, { holder: 'svc mcp' });
   try {
     try {
       await domain.authenticate(token);

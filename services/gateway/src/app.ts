@@ -1,10 +1,11 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { OPERATION_LIMITS } from '@tms/catalog';
+import type { Duplex } from 'node:stream';
+import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
 import { type Domain, DomainError, isDatabaseUnavailable } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
 import type { Logger } from 'pino';
 import { GraphqlHandler, type GraphqlOptions } from './graphql/http';
-import { RequestScope } from './http/request-scope';
+import { freshRequestId, RequestScope } from './http/request-scope';
 import { handleMcp } from './mcp/mcp-handler';
 import type { GatewayMetrics } from './metrics';
 import { handleRest } from './rest/rest-handler';
@@ -14,26 +15,67 @@ export interface AppDependencies {
   ledger: Ledger;
   metrics: GatewayMetrics;
   logger: Logger;
-  /** Operation timeout; a request running longer is answered `unavailable`. */
+  /**
+   * Operation deadline, counted from a request's arrival with its body included; past it the
+   * request is answered `unavailable` and nothing it asked for is committed.
+   */
   timeoutMs?: number;
+  /** The HTTP server's own limits (defaults: `DEFAULT_HTTP_LIMITS`). */
+  httpLimits?: HttpLimits;
   /** /graphql: GraphiQL and introspection (on unless GRAPHIQL=0), production hardening. */
   graphql?: GraphqlOptions;
 }
 
-class OperationTimeout extends Error {}
+export interface HttpLimits {
+  /** Time to receive a request's headers. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request (headers and body); at least `headersTimeoutMs`. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most; further ones are closed at once. */
+  maxConnections: number;
+}
 
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OperationTimeout()), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+};
+
+/**
+ * A request Node's HTTP parser refused (or that timed out before it was whole) never reaches
+ * the routes; it is still answered with the spec's error body: oversized headers as
+ * `budget_exceeded` (the spec's size code; it has no 431), a receive timeout as `unavailable`,
+ * anything else malformed as `invalid_input`.
+ */
+function clientErrorCode(error: NodeJS.ErrnoException): ErrorCode {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return 'budget_exceeded';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'unavailable';
+  return 'invalid_input';
+}
+
+function clientErrorResponse(code: ErrorCode, requestId: string): string {
+  const error = errorObject(code, requestId, code === 'unavailable' ? 1 : null);
+  const body = Buffer.from(JSON.stringify({ error }), 'utf8');
+  const lines = [
+    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status] ?? 'Error'}`,
+    'content-type: application/json',
+    `content-length: ${body.length}`,
+    'cache-control: private, no-store',
+    `x-request-id: ${requestId}`,
+    ...(code === 'unavailable' ? ['retry-after: 1'] : []),
+    'connection: close',
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n${body.toString('utf8')}`;
 }
 
 /** The gateway's HTTP server: health, readiness and metrics, the agent tools at /mcp, then the /v1 mirror. */
 export function createApp(deps: AppDependencies): http.Server {
   const { domain, ledger, metrics, logger } = deps;
   const timeoutMs = deps.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
+  const limits = deps.httpLimits ?? DEFAULT_HTTP_LIMITS;
   const graphql = new GraphqlHandler(
     { domain, logger },
     deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } },
@@ -57,44 +99,100 @@ export function createApp(deps: AppDependencies): http.Server {
         res.end(text);
         return;
       }
+      // Every transport hands the request's deadline (`scope.deadline`) to the body reader and the
+      // domain and waits for the work to settle: racing it could answer 503 for a write that
+      // then commits.
       case '/graphql':
-        // GraphQL (and GraphiQL) over the same domain layer; one request has the operation timeout.
-        return withTimeout(graphql.handle(req, res, scope), timeoutMs);
+        // GraphQL (and GraphiQL) over the same domain layer.
+        return graphql.handle(req, res, scope);
       case '/mcp':
-        // Agent tools (MCP Streamable HTTP); each tool call has the operation timeout.
-        return handleMcp({ domain, logger, timeoutMs }, req, res, scope);
+        // Agent tools (MCP Streamable HTTP); every tool call of the request shares its deadline.
+        return handleMcp({ domain, logger }, req, res, scope);
       default:
-        return withTimeout(handleRest(domain, req, res, scope), timeoutMs);
+        return handleRest(domain, req, res, scope);
     }
   }
 
-  return http.createServer((req, res) => {
-    const scope = new RequestScope(req);
-    route(req, res, scope)
-      .catch((error: unknown) => {
-        if (res.headersSent) return;
-        if (error instanceof DomainError) return scope.sendError(res, error.code, error.retryAfterSeconds);
-        if (error instanceof OperationTimeout || isDatabaseUnavailable(error)) {
-          logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
-          return scope.sendError(res, 'unavailable', 1);
-        }
-        logger.error({ request_id: scope.requestId, operation: scope.operation, err: error }, 'internal error');
-        return scope.sendError(res, 'internal');
-      })
-      .finally(() => {
-        const seconds = (performance.now() - scope.startedAt) / 1000;
-        metrics.observe(scope.operation, scope.code, seconds);
-        logger.info(
-          {
-            request_id: scope.requestId,
+  function logRequest(fields: {
+    requestId: string;
+    method: string | undefined;
+    operation: string;
+    status: number;
+    code: string;
+    seconds: number;
+  }): void {
+    metrics.observe(fields.operation, fields.code, fields.seconds);
+    logger.info(
+      {
+        request_id: fields.requestId,
+        method: fields.method,
+        operation: fields.operation,
+        status: fields.status,
+        code: fields.code,
+        ms: Math.round(fields.seconds * 1000),
+      },
+      'request',
+    );
+  }
+
+  const server = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node checks the two receive timeouts on this interval (default 30 s, which would let a
+      // 10 s header timeout run to 40 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      const scope = new RequestScope(req, timeoutMs);
+      route(req, res, scope)
+        .catch((error: unknown) => {
+          if (res.headersSent) return;
+          if (error instanceof DomainError) return scope.sendError(res, error.code, error.retryAfterSeconds);
+          if (isDatabaseUnavailable(error)) {
+            logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
+            return scope.sendError(res, 'unavailable', 1);
+          }
+          logger.error({ request_id: scope.requestId, operation: scope.operation, err: error }, 'internal error');
+          return scope.sendError(res, 'internal');
+        })
+        .finally(() => {
+          scope.deadline.clear();
+          logRequest({
+            requestId: scope.requestId,
             method: req.method,
             operation: scope.operation,
             status: res.statusCode,
             code: scope.code,
-            ms: Math.round(seconds * 1000),
-          },
-          'request',
-        );
-      });
+            seconds: (performance.now() - scope.startedAt) / 1000,
+          });
+        });
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const startedAt = performance.now();
+    // The client went away, or a response to this request has already begun: nothing to say.
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const code = clientErrorCode(error);
+    const requestId = freshRequestId();
+    socket.end(clientErrorResponse(code, requestId), () => socket.destroy());
+    if (code !== 'unavailable') logger.warn({ request_id: requestId, err: error }, 'malformed request');
+    logRequest({
+      requestId,
+      method: undefined,
+      operation: 'none',
+      status: errorObject(code, requestId).status,
+      code,
+      seconds: (performance.now() - startedAt) / 1000,
+    });
   });
+
+  return server;
 }

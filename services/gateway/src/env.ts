@@ -12,8 +12,23 @@ const schema = z
     GRAPHIQL: z.enum(['0', '1']).optional(),
     /** Run the indexer inside the gateway (default with the embedded PGlite ledger) or as its own service. */
     INDEXER: z.enum(['embedded', 'external']).optional(),
+    /** The HTTP server's limits: time to receive headers, a whole request, keep-alive idle time, open connections. */
+    HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+    HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
+    HTTP_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
+    HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1_000),
   })
-  .superRefine(checkDomainEnv, listEveryProblem);
+  .superRefine(checkDomainEnv, listEveryProblem)
+  .superRefine((env, ctx) => {
+    // Node refuses a header timeout longer than the whole-request timeout.
+    if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HTTP_HEADERS_TIMEOUT_MS'],
+        message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS',
+      });
+    }
+  });
 
 export type GatewayEnv = z.infer<typeof schema>;
 

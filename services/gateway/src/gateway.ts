@@ -43,7 +43,10 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const logger =
     options.logger ?? pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'authorization'] });
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
-  const { domain, ledger, devIssuer, search } = await composeDomain(env, { onQuery: options.onQuery });
+  const { domain, ledger, devIssuer, search } = await composeDomain(env, {
+    onQuery: options.onQuery,
+    holder: 'gateway',
+  });
   const metrics = new GatewayMetrics();
   const indexer =
     (env.INDEXER ?? (env.DATABASE_URL ? 'external' : 'embedded')) === 'embedded'
@@ -55,6 +58,12 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     metrics,
     logger,
     timeoutMs: options.timeoutMs,
+    httpLimits: {
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.HTTP_KEEPALIVE_TIMEOUT_MS,
+      maxConnections: env.HTTP_MAX_CONNECTIONS,
+    },
     graphql: {
       production: env.NODE_ENV === 'production',
       graphiql: {

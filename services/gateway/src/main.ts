@@ -1,4 +1,5 @@
 import { DEV_SUBJECT } from '@tms/auth';
+import { EmbeddedLedgerLockedError } from '@tms/ledger';
 import { parseEnv } from './env';
 import { startGateway } from './gateway';
 import { quickstartBanner } from './quickstart';
@@ -11,7 +12,15 @@ try {
   process.exit(1);
 }
 
-const gateway = await startGateway(env);
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+try {
+  gateway = await startGateway(env);
+} catch (error) {
+  // Another process owns the embedded ledger: its one-line reason, not a stack trace.
+  if (!(error instanceof EmbeddedLedgerLockedError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 gateway.logger.info({ port: gateway.port, ledger: gateway.ledger.driver }, 'gateway listening');
 if (gateway.devIssuer) {
   const token = await gateway.devIssuer.sessionToken(DEV_SUBJECT);

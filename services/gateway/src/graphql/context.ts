@@ -1,5 +1,5 @@
 import type { Operation } from '@tms/catalog';
-import type { Caller, Domain, RequestLoaders } from '@tms/domain';
+import type { Caller, Deadline, Domain, RequestLoaders } from '@tms/domain';
 import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { Logger } from 'pino';
 import { Kind } from './graphql-js';
@@ -16,6 +16,8 @@ export interface GraphQLContext {
   /** Whether this caller may introspect the schema (admins, unless configured off). */
   introspection: boolean;
   logger: Logger;
+  /** The request's deadline, handed to every operation (writes roll back past it). */
+  deadline: Deadline;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function runOperation<T = Record<string, unknown>>(
       requestId: ctx.requestId,
       selectedWorkspaceId: ctx.selectedWorkspaceId,
       idempotencyKey,
+      deadline: ctx.deadline,
     },
   );
   return JSON.parse(result.json) as T;

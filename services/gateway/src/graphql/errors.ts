@@ -30,10 +30,26 @@ export function markOverLimit(error: GraphQLError): void {
   refusals.set(error, 'budget_exceeded');
 }
 
+/**
+ * What the error was caused by outside GraphQL: the first cause down the `originalError` chain
+ * that is no GraphQLError (a domain error, a database error, a defect), or undefined when every
+ * link is a GraphQL error (a variable of the wrong type, a bad enum, a scalar's own refusal).
+ */
 function rootCause(error: GraphQLError): unknown {
   let cause: unknown = error.originalError;
-  while (cause instanceof GraphQLError && cause.originalError) cause = cause.originalError;
-  return cause;
+  while (cause instanceof GraphQLError) cause = cause.originalError;
+  return cause ?? undefined;
+}
+
+/** A gateway refusal anywhere down the chain (GraphQL wraps errors it rethrows). */
+function refusalOf(error: GraphQLError): ErrorCode | undefined {
+  let current: unknown = error;
+  while (current instanceof GraphQLError) {
+    const refused = refusals.get(current);
+    if (refused) return refused;
+    current = current.originalError;
+  }
+  return undefined;
 }
 
 function classify(error: GraphQLError): { code: ErrorCode; retryAfter: number | null; unexpected: unknown } {
@@ -41,9 +57,10 @@ function classify(error: GraphQLError): { code: ErrorCode; retryAfter: number | 
   if (cause instanceof DomainError) return { code: cause.code, retryAfter: cause.retryAfterSeconds, unexpected: null };
   if (cause !== undefined && isDatabaseUnavailable(cause))
     return { code: 'unavailable', retryAfter: 1, unexpected: cause };
-  const refused = refusals.get(error) ?? (cause instanceof GraphQLError ? refusals.get(cause) : undefined);
+  const refused = refusalOf(error);
   if (refused) return { code: refused, retryAfter: null, unexpected: null };
-  // Past validation (a field's path) only the domain fails expectedly.
+  // Past validation (a field's path) only the domain fails expectedly; before it, only GraphQL's
+  // own checks of the request do, and those carry no cause but GraphQL errors.
   if (cause !== undefined || error.path !== undefined)
     return { code: 'internal', retryAfter: null, unexpected: cause ?? error };
   const status = (error.extensions.http as { status?: number } | undefined)?.status;

@@ -69,11 +69,13 @@ export class GraphqlHandler {
       return;
     }
 
-    const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes);
+    const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes, scope.deadline);
     if (Buffer.byteLength(url.search) > OPERATION_LIMITS.maxRequestBytes) {
       throw new DomainError('budget_exceeded', 'query string too large');
     }
-    const caller = await this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
+    const caller = await scope.deadline.race(
+      this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined)),
+    );
     const selectedWorkspaceId = header(req, 'x-service-workspace');
     const context: GraphQLContext = {
       domain: this.deps.domain,
@@ -83,6 +85,7 @@ export class GraphqlHandler {
       loaders: this.deps.domain.loaders({ caller, requestId: scope.requestId, selectedWorkspaceId }),
       introspection: this.options.graphiql.enabled && isAdmin(caller.scopes),
       logger: this.deps.logger,
+      deadline: scope.deadline,
     };
 
     const headers = new Headers();

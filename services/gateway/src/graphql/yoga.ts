@@ -5,6 +5,7 @@ import type { GraphQLContext } from './context';
 import { shapeError } from './errors';
 import { armorPlugins, requestChecks } from './limits';
 import { graphqlSchema } from './schema';
+import { strictRequestParsing } from './strict-request';
 
 export const GRAPHQL_PATH = '/graphql';
 
@@ -33,7 +34,8 @@ function errorShaping(): Plugin<GraphQLContext> {
 /**
  * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
  * `/graphql` route with a per-request context. Authentication, the request size cap and
- * GraphiQL are handled by that route; here: CSRF prevention, the query limits, the parser and
+ * GraphiQL are handled by that route; here: CSRF prevention, the strict request decoder (the
+ * one `/v1` and `/mcp` use), the query limits, the parser and
  * validation caches, and error shaping. No batching, no uploads, no subscriptions.
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
@@ -48,6 +50,6 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
     cors: false,
     logging: false,
     parserAndValidationCache: true,
-    plugins: [useCSRFPrevention(), ...armorPlugins(options), requestChecks(), errorShaping()],
+    plugins: [useCSRFPrevention(), strictRequestParsing(), ...armorPlugins(options), requestChecks(), errorShaping()],
   }) as unknown as GraphQLServer;
 }

@@ -1,6 +1,11 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorCode, errorObject, idSchema } from '@tms/catalog';
+import { type ErrorCode, errorObject, idSchema, OPERATION_LIMITS } from '@tms/catalog';
+import { Deadline } from '@tms/domain';
+
+export function freshRequestId(): string {
+  return `req_${crypto.randomBytes(12).toString('hex')}`;
+}
 
 /** Per-request bookkeeping shared by every route: id, operation label, error rendering. */
 export class RequestScope {
@@ -9,12 +14,20 @@ export class RequestScope {
   operation = 'none';
   code = 'ok';
   allow: string[] | null = null;
+  /**
+   * The operation deadline, counted from the request's arrival (its headers; the header phase
+   * has the server's own `headersTimeout`), so reading the body spends it too.
+   */
+  readonly deadline: Deadline;
 
-  constructor(req: IncomingMessage) {
+  constructor(
+    private readonly req: IncomingMessage,
+    timeoutMs: number = OPERATION_LIMITS.timeoutMs,
+  ) {
     const given = req.headers['x-request-id'];
     const candidate = Array.isArray(given) ? given[0] : given;
-    this.requestId =
-      candidate && idSchema.safeParse(candidate).success ? candidate : `req_${crypto.randomBytes(12).toString('hex')}`;
+    this.requestId = candidate && idSchema.safeParse(candidate).success ? candidate : freshRequestId();
+    this.deadline = new Deadline(timeoutMs);
   }
 
   send(res: ServerResponse, status: number, json: string, extraHeaders: Record<string, string> = {}): void {
@@ -36,7 +49,8 @@ export class RequestScope {
     if (code === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
     if (code === 'method_not_allowed' && this.allow) headers.allow = this.allow.join(', ');
     if (retryAfterSeconds !== null) headers['retry-after'] = String(Math.ceil(retryAfterSeconds));
-    if (code === 'budget_exceeded') headers.connection = 'close';
+    // A body left unread (too large, or the deadline passed while it arrived) ends the connection.
+    if (code === 'budget_exceeded' || !this.req.complete) headers.connection = 'close';
     this.send(res, error.status, JSON.stringify({ error }), headers);
   }
 }

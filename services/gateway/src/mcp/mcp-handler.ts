@@ -4,12 +4,12 @@ import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
 import { type Domain, DomainError } from '@tms/domain';
 import type { RequestScope } from '../http/request-scope';
+import { decodeJsonBody } from '../http/strict-json';
 import { readBody } from '../rest/body';
 
 export interface McpDependencies {
   domain: Domain;
   logger: AgentLogger;
-  timeoutMs: number;
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -17,8 +17,6 @@ function header(req: IncomingMessage, name: string): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? (value[0] ?? null) : value;
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * /mcp: the agent tools over Streamable HTTP, stateless. The bearer token and
@@ -37,15 +35,22 @@ export async function handleMcp(
     scope.allow = ['POST'];
     throw new DomainError('method_not_allowed');
   }
-  const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes);
-  const caller = await deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
+  // Authenticate before reading a byte of the body (an anonymous client holds no socket
+  // while it trickles one in), then read it under the request's deadline.
+  const { deadline } = scope;
+  const caller = await deadline.race(deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined)));
+  const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes, deadline);
 
+  // The strict decoder of every transport (content type, UTF-8, duplicate keys, depth), answered
+  // in JSON-RPC's shape: a parse error naming what was wrong.
   let message: unknown;
   try {
-    message = JSON.parse(utf8.decode(bytes));
-  } catch {
+    message = decodeJsonBody(header(req, 'content-type'), bytes);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
     scope.code = 'invalid_input';
-    scope.send(res, 400, JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
+    const parseError = { code: -32700, message: `Parse error: ${error.detail ?? 'body is not JSON'}` };
+    scope.send(res, 400, JSON.stringify({ jsonrpc: '2.0', error: parseError, id: null }));
     return;
   }
 
@@ -58,7 +63,8 @@ export async function handleMcp(
     },
     {
       logger: deps.logger,
-      timeoutMs: deps.timeoutMs,
+      // Every call of this request shares the request's deadline (body reading included).
+      deadline,
       onToolCall(event) {
         scope.operation = `mcp:${event.operation}`;
         scope.code = event.code;

@@ -1,42 +1,42 @@
 import type { IncomingMessage } from 'node:http';
-import { DomainError } from '@tms/domain';
+import { type Deadline, DomainError, deadlinePassed } from '@tms/domain';
 
 /**
  * Read the whole body, counting bytes as they arrive (chunked or not); past `limit` the
- * request is refused with `budget_exceeded` without buffering the rest.
+ * request is refused with `budget_exceeded` without buffering the rest. With a deadline, a body
+ * still arriving when it passes is `unavailable`, and nothing is executed.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, deadline: Deadline | null = null): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
     return Promise.reject(new DomainError('budget_exceeded', 'request body too large'));
   }
+  if (deadline?.passed) return Promise.reject(deadlinePassed());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      deadline?.signal.removeEventListener('abort', onDeadline);
+      settle();
+    };
+    const onDeadline = () => finish(() => reject(deadlinePassed()));
+    deadline?.signal.addEventListener('abort', onDeadline, { once: true });
     req.on('data', (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
       if (size > limit) {
-        done = true;
         req.resume();
-        reject(new DomainError('budget_exceeded', 'request body too large'));
+        finish(() => reject(new DomainError('budget_exceeded', 'request body too large')));
         return;
       }
       chunks.push(chunk);
     });
-    req.on('end', () => {
-      if (!done) {
-        done = true;
-        resolve(Buffer.concat(chunks));
-      }
-    });
-    req.on('error', (error) => {
-      if (!done) {
-        done = true;
-        reject(error);
-      }
-    });
+    // The last chunk may arrive just as the deadline passes: the deadline wins.
+    req.on('end', () => finish(() => (deadline?.passed ? reject(deadlinePassed()) : resolve(Buffer.concat(chunks)))));
+    req.on('error', (error) => finish(() => reject(error)));
   });
 }

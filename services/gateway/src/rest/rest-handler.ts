@@ -33,8 +33,9 @@ export async function handleRest(
   const { operation, params } = match;
   scope.operation = operation.name;
 
-  const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes);
-  const caller = await domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
+  const { deadline } = scope;
+  const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes, deadline);
+  const caller = await deadline.race(domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined)));
   const query = parseQuery(operation, url.search);
   const body = parseBody(operation, header(req, 'content-type') ?? undefined, bytes);
   const result = await domain.execute(
@@ -45,6 +46,7 @@ export async function handleRest(
       requestId: scope.requestId,
       selectedWorkspaceId: header(req, 'x-service-workspace'),
       idempotencyKey: operation.idempotent ? header(req, 'idempotency-key') : null,
+      deadline,
     },
   );
   scope.send(res, 200, result.json);

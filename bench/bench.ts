@@ -1,0 +1,664 @@
+/**
+ * `pnpm bench`: the gateway, compiled as production runs it, beside a bare `node:http` +
+ * postgres.js server doing the same SQL shape, against the same local Postgres, in one run.
+ * Each workload alternates the two A B A B at equal concurrency (autocannon); a separate
+ * sequential pass through a wire-protocol counting proxy gives statements per operation; the
+ * resident memory of both processes is sampled during the load. Prints tables; exits 0 (it is a
+ * measurement, not a test). See README, Performance.
+ *
+ * Environment: BENCH_SECONDS (per round, default 5), BENCH_CONNECTIONS (default 32),
+ * BENCH_ROUNDS (per side, default 2), BENCH_RECALL_MEMORIES (default 100000),
+ * BENCH_QUICK=1 (1 s rounds, 300 recall memories: a smoke run).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Ledger } from '@tms/ledger';
+import { Indexer, PostgresSearchProvider } from '@tms/search';
+import { createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
+import autocannon from 'autocannon';
+import { buildAll } from './build';
+import { queryWithin, textFor } from './corpus';
+import { PgWireCounter, type WireCounts } from './pg-counter';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5));
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const RECALL_MEMORIES = Number(process.env.BENCH_RECALL_MEMORIES ?? (QUICK ? 300 : 100_000));
+/** Memories read by the get workloads (round robin), per server. */
+const READ_SET = QUICK ? 20 : 500;
+/** Sequential requests per workload in the counting pass (after a warm-up). */
+const COUNTED = QUICK ? 5 : 100;
+/** Unmeasured load on each side before a workload's rounds: JIT, pools, caches. */
+const WARM_UP_SECONDS = QUICK ? 0.25 : 2;
+const WORKSPACES = 8;
+
+const started = performance.now();
+const log = (line: string) =>
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
+
+// ---- processes ---------------------------------------------------------------------------
+
+interface Server {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Runs a compiled bundle with plain `node`; its output goes to a log file, as in production. */
+async function startServer(
+  name: string,
+  bundle: string,
+  env: Record<string, string>,
+  readyPath: string,
+  logDir: string,
+): Promise<Server> {
+  const port = await freePort();
+  const out = fs.openSync(path.join(logDir, `${name}.log`), 'w');
+  const child = spawn(process.execPath, [bundle], {
+    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${logDir}/${name}.log`);
+    try {
+      const res = await fetch(`${url}${readyPath}`);
+      await res.arrayBuffer();
+      if (res.status < 500) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not become ready; see ${logDir}/${name}.log`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    name,
+    url,
+    child,
+    pid: child.pid as number,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** kB of a `/proc/<pid>/status` field (VmRSS now, VmHWM the peak so far); 0 when unavailable. */
+function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const match = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+const mib = (kb: number) => (kb / 1024).toFixed(0);
+
+// ---- HTTP --------------------------------------------------------------------------------
+
+interface Req {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** One side of a workload: a server and a request generator (called once per request). */
+interface Side {
+  label: string;
+  server: Server;
+  next: () => Req;
+  /** Why an answer (status 200) is not the one this workload means to measure, or null. */
+  check?: (answer: Answer) => string | null;
+}
+
+/** The fields of an answer that the checks read. */
+interface Answer {
+  errors?: unknown;
+  data?: { memory?: { view?: { memory?: { id?: string } } } };
+  items?: unknown[];
+  status?: string;
+}
+
+interface Workload {
+  name: string;
+  subject: Side;
+  reference: Side;
+}
+
+async function send(url: string, req: Req): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${url}${req.path}`, { method: req.method, headers: req.headers, body: req.body });
+  return { status: res.status, text: await res.text() };
+}
+
+async function expectOk<T = unknown>(url: string, req: Req): Promise<T> {
+  const res = await send(url, req);
+  if (res.status !== 200)
+    throw new Error(`${req.method} ${req.path} answered ${res.status}: ${res.text.slice(0, 300)}`);
+  return JSON.parse(res.text) as T;
+}
+
+interface RoundResult {
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  failures: number;
+  peakRssKb: number;
+}
+
+async function loadRound(side: Side): Promise<RoundResult> {
+  let peakRssKb = procStatusKb(side.server.pid, 'VmRSS');
+  const sampler = setInterval(() => {
+    peakRssKb = Math.max(peakRssKb, procStatusKb(side.server.pid, 'VmRSS'));
+  }, 100);
+  try {
+    const result = await autocannon({
+      url: side.server.url,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      requests: [{ setupRequest: () => side.next() }],
+    });
+    return {
+      requests: result.requests.total,
+      seconds: result.duration,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      failures: result.non2xx + result.errors + result.timeouts,
+      peakRssKb,
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+interface Summary {
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+  peakRssKb: number;
+}
+
+function summarize(rounds: RoundResult[]): Summary {
+  const total = (f: (r: RoundResult) => number) => rounds.reduce((sum, r) => sum + f(r), 0);
+  return {
+    rps: total((r) => r.requests) / total((r) => r.seconds),
+    p50: total((r) => r.p50) / rounds.length,
+    p99: total((r) => r.p99) / rounds.length,
+    failures: total((r) => r.failures),
+    peakRssKb: Math.max(...rounds.map((r) => r.peakRssKb)),
+  };
+}
+
+/**
+ * Sequential requests through servers whose Postgres traffic passes the counting proxy. Every
+ * answer is checked too: a fast 200 that carries GraphQL errors or an empty recall would make
+ * the timed runs measure the wrong thing.
+ */
+async function countStatements(counter: PgWireCounter, side: Side): Promise<WireCounts> {
+  const request = async () => {
+    const answer = await expectOk<Answer>(side.server.url, side.next());
+    const problem = side.check?.(answer);
+    if (problem) throw new Error(`${side.label}: ${problem}: ${JSON.stringify(answer).slice(0, 300)}`);
+  };
+  for (let i = 0; i < 3; i += 1) await request(); // warm-up: connections, type lookups
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  counter.reset();
+  for (let i = 0; i < COUNTED; i += 1) await request();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const counts = counter.snapshot();
+  return {
+    Q: counts.Q / COUNTED,
+    P: counts.P / COUNTED,
+    B: counts.B / COUNTED,
+    E: counts.E / COUNTED,
+    S: counts.S / COUNTED,
+  };
+}
+
+// ---- the run -----------------------------------------------------------------------------
+
+interface Fixture {
+  token: string;
+  /** The workspaces the create workloads write into; [0] also holds the read set. */
+  workspaces: { id: string; namespaceId: string }[];
+  readIds: string[];
+  recall: { id: string; namespaceId: string };
+}
+
+const rotate = <T>(items: readonly T[]) => {
+  let i = 0;
+  return () => items[i++ % items.length] as T;
+};
+
+/** The requests of every workload, against a gateway and a baseline seeded alike. */
+function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture): Workload[] {
+  const auth = { authorization: `Bearer ${gw.token}`, 'content-type': 'application/json' };
+  const gwRead = (() => {
+    const id = rotate(gw.readIds);
+    return (): Req => ({
+      method: 'GET',
+      path: `/v1/memories/${id()}`,
+      headers: { ...auth, 'x-service-workspace': gw.workspaces[0]?.id as string },
+    });
+  })();
+  const baseRead = (() => {
+    const id = rotate(base.readIds);
+    return (): Req => ({
+      method: 'GET',
+      path: `/memories/${id()}`,
+      headers: { 'x-service-workspace': base.workspaces[0]?.id as string },
+    });
+  })();
+  const graphqlView = (() => {
+    const id = rotate(gw.readIds);
+    const query = `query($id: ID!) { memory(id: $id) { asOf knownAt view {
+      memory { id kind generation namespaceId }
+      revision { id memoryId namespaceId kind generation text status validFrom validTo recordedAt recordedUntil
+                 evidenceIds supportRevisionIds }
+      evidence { id } verifications { id } stale } } }`;
+    return (): Req => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: { ...auth, 'x-service-workspace': gw.workspaces[0]?.id as string },
+      body: JSON.stringify({ query, variables: { id: id() } }),
+    });
+  })();
+  let seq = 0;
+  const create = (fixture: Fixture, workspaceCount: number, gateway: boolean) => {
+    const workspace = rotate(fixture.workspaces.slice(0, workspaceCount));
+    return (): Req => {
+      const ws = workspace();
+      const n = seq++;
+      return {
+        method: 'POST',
+        path: gateway ? '/v1/memories' : '/memories',
+        headers: {
+          ...(gateway ? auth : { 'content-type': 'application/json' }),
+          'x-service-workspace': ws.id,
+          'idempotency-key': `bench-${n}-${crypto.randomBytes(6).toString('hex')}`,
+        },
+        body: JSON.stringify({ namespace_id: ws.namespaceId, kind: 'claim', text: textFor(n), valid_from: 0 }),
+      };
+    };
+  };
+  const recall = (gateway: boolean) => {
+    let q = 0;
+    return (): Req => ({
+      method: 'POST',
+      path: gateway ? '/v1/recall' : '/recall',
+      headers: {
+        ...(gateway ? auth : { 'content-type': 'application/json' }),
+        'x-service-workspace': gw.recall.id,
+      },
+      body: JSON.stringify({
+        namespace_ids: [gw.recall.namespaceId],
+        query: queryWithin(q++ % 256, RECALL_MEMORIES),
+        budget: { max_items: 20, max_context_chars: 20_000 },
+      }),
+    });
+  };
+  const g = (next: () => Req, check?: Side['check']): Side => ({ label: 'gateway', server: gateway, next, check });
+  const b = (next: () => Req, check?: Side['check']): Side => ({ label: 'baseline', server: baseline, next, check });
+  const graphqlCheck: Side['check'] = (answer) =>
+    answer.errors ? 'GraphQL errors' : answer.data?.memory?.view?.memory?.id ? null : 'no memory in the answer';
+  const recallCheck: Side['check'] = (answer) =>
+    !answer.items?.length
+      ? 'recall found nothing'
+      : answer.status && answer.status !== 'complete'
+        ? 'recall not complete'
+        : null;
+  return [
+    { name: 'memories.get', subject: g(gwRead), reference: b(baseRead) },
+    { name: 'GraphQL memory(id) vs /v1 get', subject: g(graphqlView, graphqlCheck), reference: g(gwRead) },
+    { name: 'memories.create, 1 workspace', subject: g(create(gw, 1, true)), reference: b(create(base, 1, false)) },
+    {
+      name: `memories.create, ${WORKSPACES} workspaces`,
+      subject: g(create(gw, WORKSPACES, true)),
+      reference: b(create(base, WORKSPACES, false)),
+    },
+    {
+      name: `recall over ${RECALL_MEMORIES} memories`,
+      subject: g(recall(true), recallCheck),
+      reference: b(recall(false), recallCheck),
+    },
+  ];
+}
+
+/** Workspaces, namespaces and memories through the gateway's public API. */
+async function seedGateway(url: string, token: string): Promise<Fixture> {
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  /** Every answer the seeding reads names its subject: `{workspace: {id}}`, `{memory: {id}}`, ... */
+  type Created = Record<string, { id: string }>;
+  const post = (path: string, workspace: string | null, body: unknown) =>
+    expectOk<Created>(url, {
+      method: 'POST',
+      path,
+      headers: {
+        ...auth,
+        ...(workspace ? { 'x-service-workspace': workspace } : {}),
+        'idempotency-key': `seed-${crypto.randomBytes(8).toString('hex')}`,
+      },
+      body: JSON.stringify(body),
+    });
+  const makeWorkspace = async (name: string) => {
+    const id = (await post('/v1/workspaces', null, { name })).workspace?.id as string;
+    const namespaceId = (await post('/v1/namespaces', id, { parent_id: null, name: 'bench' })).namespace?.id as string;
+    return { id, namespaceId };
+  };
+  /** Runs `work(0..count-1)` with `writers` requests in flight. */
+  const inParallel = async (count: number, writers: number, work: (i: number) => Promise<void>) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: writers }, async () => {
+        for (let i = next++; i < count; i = next++) await work(i);
+      }),
+    );
+  };
+  const workspaces = await Promise.all(Array.from({ length: WORKSPACES }, (_, w) => makeWorkspace(`bench-${w}`)));
+  const recall = await makeWorkspace('bench-recall');
+  const first = workspaces[0] as { id: string; namespaceId: string };
+  const readIds: string[] = [];
+  await inParallel(READ_SET, 8, async (i) => {
+    const body = { namespace_id: first.namespaceId, kind: 'claim', text: textFor(i), valid_from: 0 };
+    readIds.push((await post('/v1/memories', first.id, body)).memory?.id as string);
+  });
+  // The recall corpus, CONNECTIONS writers at a time (all into one workspace).
+  const corpusStarted = performance.now();
+  await inParallel(RECALL_MEMORIES, CONNECTIONS, async (i) => {
+    await post('/v1/memories', recall.id, {
+      namespace_id: recall.namespaceId,
+      kind: 'claim',
+      text: textFor(i),
+      valid_from: 0,
+    });
+    if (i > 0 && i % 10_000 === 0) log(`  seeded ${i} recall memories`);
+  });
+  const seconds = (performance.now() - corpusStarted) / 1000;
+  log(
+    `  recall corpus: ${RECALL_MEMORIES} memories in ${seconds.toFixed(1)} s (${(RECALL_MEMORIES / seconds).toFixed(0)}/s)`,
+  );
+  return { token, workspaces, readIds, recall };
+}
+
+const BASELINE_WORKSPACES = Array.from({ length: WORKSPACES }, (_, i) => `ws_base_${i}`);
+
+/** The same shape of data for the baseline, through its own create route (recall reads the gateway's). */
+async function seedBaseline(url: string): Promise<Omit<Fixture, 'recall'>> {
+  const workspaces = BASELINE_WORKSPACES.map((id, i) => ({ id, namespaceId: `ns_base_${i}` }));
+  const first = workspaces[0] as { id: string; namespaceId: string };
+  const readIds: string[] = [];
+  for (let i = 0; i < READ_SET; i += 1) {
+    const created = await expectOk<{ memory: { id: string } }>(url, {
+      method: 'POST',
+      path: '/memories',
+      headers: { 'content-type': 'application/json', 'x-service-workspace': first.id },
+      body: JSON.stringify({ namespace_id: first.namespaceId, kind: 'claim', text: textFor(i), valid_from: 0 }),
+    });
+    readIds.push(created.memory.id);
+  }
+  return { token: '', workspaces, readIds };
+}
+
+function pad(cells: string[], widths: number[]): string {
+  return `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const rule = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
+  return [pad(header, widths), rule, ...rows.map((r) => pad(r, widths))].join('\n');
+}
+
+async function main() {
+  const runStarted = performance.now();
+  log('building the gateway and the baseline (esbuild)...');
+  const build = await buildAll();
+  const logDir = path.join(build.outDir, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanup = async () => {
+    // Last in, first out; each step runs once even if Ctrl-C arrives during the final cleanup.
+    for (let fn = cleanups.pop(); fn; fn = cleanups.pop())
+      await fn().catch((error: unknown) => log(`cleanup: ${error}`));
+  };
+  // Ctrl-C still drops the databases and stops the servers.
+  process.once('SIGINT', () => {
+    log('interrupted; cleaning up');
+    cleanup().finally(() => process.exit(130));
+  });
+  try {
+    const gwDb: TestDatabase = await createTestDatabase('tms_bench_gw');
+    cleanups.push(() => gwDb.drop());
+    const baseDb: TestDatabase = await createTestDatabase('tms_bench_base');
+    cleanups.push(() => baseDb.drop());
+    const issuer = await TestIssuer.start();
+    cleanups.push(() => issuer.close());
+
+    // The operator's steps: migrate, enroll the pilot user; the search index is prepared here
+    // because the indexer of this run is this process (below).
+    const ledger = await Ledger.open({ databaseUrl: gwDb.url, maxConnections: 4 });
+    cleanups.push(() => ledger.close());
+    await ledger.migrate();
+    const search = new PostgresSearchProvider(ledger.handle.db);
+    await search.prepare();
+    const subject = 'bench-user';
+    await ledger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
+    const token = await issuer.sessionToken(subject, { expiresIn: 24 * 3600 });
+
+    const gatewayEnv = (databaseUrl: string) => ({
+      ...issuer.env(),
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      RATE_LIMITS: 'off',
+      // Indexing is not the gateway's cost: production runs the indexer as its own service.
+      INDEXER: 'external',
+      DATA_DIR: path.join(build.outDir, 'data'),
+    });
+    const baselineEnv = (databaseUrl: string, recallUrl: string) => ({
+      DATABASE_URL: databaseUrl,
+      RECALL_DATABASE_URL: recallUrl,
+      POOL_SIZE: String(CONNECTIONS),
+      WORKSPACES: BASELINE_WORKSPACES.join(','),
+    });
+
+    /** Starts a gateway and a baseline side by side; whatever started is stopped at cleanup. */
+    const startPair = async (suffix: string, gatewayDbUrl: string, baselineDbUrl: string) => {
+      const attempts = await Promise.allSettled([
+        startServer(`gateway${suffix}`, build.bundles.gateway, gatewayEnv(gatewayDbUrl), '/readyz', logDir),
+        startServer(
+          `baseline${suffix}`,
+          build.bundles.baseline,
+          baselineEnv(baselineDbUrl, gatewayDbUrl),
+          '/memories/none',
+          logDir,
+        ),
+      ]);
+      for (const s of attempts) if (s.status === 'fulfilled') cleanups.push(() => s.value.stop());
+      const [g, b] = attempts;
+      if (g?.status !== 'fulfilled' || b?.status !== 'fulfilled') {
+        throw g?.status === 'rejected' ? g.reason : b?.status === 'rejected' ? b.reason : new Error('no server');
+      }
+      return { gateway: g.value, baseline: b.value };
+    };
+
+    log('starting the gateway and the baseline...');
+    const { gateway, baseline } = await startPair('', gwDb.url, baseDb.url);
+
+    log(`seeding (${RECALL_MEMORIES} recall memories through the gateway)...`);
+    const [gwFixture, baseSeed] = await Promise.all([seedGateway(gateway.url, token), seedBaseline(baseline.url)]);
+    const baseFixture: Fixture = { ...baseSeed, recall: gwFixture.recall };
+    const indexStarted = performance.now();
+    const indexed = await new Indexer(ledger, search, { batchSize: 500 }).catchUp();
+    log(`  indexed ${indexed} commits in ${((performance.now() - indexStarted) / 1000).toFixed(1)} s`);
+
+    // Counting pass: a second gateway and baseline whose Postgres traffic passes the proxy.
+    log('counting statements per operation...');
+    const counter = await PgWireCounter.start(gwDb.url);
+    cleanups.push(() => counter.close());
+    const counted = await startPair('-counted', counter.urlFor(gwDb.url), counter.urlFor(baseDb.url));
+    const countedGateway = counted.gateway;
+    const countedBaseline = counted.baseline;
+    const counts = new Map<string, { subject: WireCounts; reference: WireCounts }>();
+    try {
+      for (const w of workloads(countedGateway, countedBaseline, gwFixture, baseFixture)) {
+        counts.set(w.name, {
+          subject: await countStatements(counter, w.subject),
+          reference: await countStatements(counter, w.reference),
+        });
+      }
+    } finally {
+      await countedGateway.stop();
+      await countedBaseline.stop();
+    }
+
+    const results: { workload: Workload; subject: Summary; reference: Summary }[] = [];
+    for (const w of workloads(gateway, baseline, gwFixture, baseFixture)) {
+      log(`${w.name}: ${ROUNDS} rounds each, ${SECONDS} s, ${CONNECTIONS} connections`);
+      for (const side of [w.subject, w.reference]) {
+        await autocannon({
+          url: side.server.url,
+          connections: CONNECTIONS,
+          duration: WARM_UP_SECONDS,
+          requests: [{ setupRequest: () => side.next() }],
+        });
+      }
+      const subjectRounds: RoundResult[] = [];
+      const referenceRounds: RoundResult[] = [];
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const [side, into] of [
+          [w.reference, referenceRounds],
+          [w.subject, subjectRounds],
+        ] as const) {
+          const r = await loadRound(side);
+          into.push(r);
+          log(
+            `  ${side.label.padEnd(8)} round ${round + 1}: ${(r.requests / r.seconds).toFixed(0)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failed` : ''}`,
+          );
+        }
+      }
+      results.push({ workload: w, subject: summarize(subjectRounds), reference: summarize(referenceRounds) });
+    }
+
+    const gatewayPeakKb = procStatusKb(gateway.pid, 'VmHWM');
+    const baselinePeakKb = procStatusKb(baseline.pid, 'VmHWM');
+    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+    const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+    const throughput = table(
+      ['workload', 'gateway rps', 'p50 ms', 'p99 ms', 'reference', 'rps', 'p50 ms', 'p99 ms', 'ratio', 'failed'],
+      results.map(({ workload, subject, reference }) => [
+        workload.name,
+        fmt(subject.rps),
+        fmt(subject.p50),
+        fmt(subject.p99),
+        workload.reference.label === 'gateway' ? 'gateway /v1' : 'bare server',
+        fmt(reference.rps),
+        fmt(reference.p50),
+        fmt(reference.p99),
+        `${(subject.rps / reference.rps).toFixed(2)}x`,
+        String(subject.failures + reference.failures),
+      ]),
+    );
+    const perOp = (c: WireCounts) => [fmt(c.Q + c.E), fmt(c.Q + c.S), fmt(c.P)] as [string, string, string];
+    const statements = table(
+      [
+        'workload',
+        'gateway statements',
+        'round trips',
+        'parses',
+        'reference statements',
+        'round trips',
+        'parses',
+        'gateway peak RSS MiB',
+        'reference peak RSS MiB',
+      ],
+      results.map(({ workload, subject, reference }) => {
+        const c = counts.get(workload.name);
+        return [
+          workload.name,
+          ...(c ? perOp(c.subject) : ['?', '?', '?']),
+          ...(c ? perOp(c.reference) : ['?', '?', '?']),
+          mib(subject.peakRssKb),
+          mib(reference.peakRssKb),
+        ];
+      }),
+    );
+    const versionRows = (await ledger.handle.db.execute('show server_version')) as unknown as {
+      server_version?: string;
+    }[];
+    const pgVersion = versionRows[0]?.server_version ?? '?';
+    const lines = [
+      '',
+      `machine: ${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${pgVersion} at ${new URL(gwDb.url).host}`,
+      `load: autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side, alternating reference and gateway; rps over all rounds, latencies the mean of the rounds' percentiles`,
+      `gateway: compiled (esbuild), one node process, NODE_ENV=production, RATE_LIMITS=off, session JWT (RS256) on every request; bare server: node:http + postgres.js, pool ${CONNECTIONS}`,
+      '',
+      throughput,
+      '',
+      `per operation, counted on the wire (sequential, ${COUNTED} requests): statements = Q + Execute, round trips = Q + Sync, parses = Parse messages`,
+      statements,
+      '',
+      `peak RSS over the whole run (VmHWM): gateway ${mib(gatewayPeakKb)} MiB, bare server ${mib(baselinePeakKb)} MiB`,
+      `total time ${((performance.now() - runStarted) / 1000).toFixed(0)} s`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    // The same figures for tools (the README's table is filled from a quiet run).
+    fs.writeFileSync(
+      path.join(build.outDir, 'results.json'),
+      `${JSON.stringify(
+        {
+          quick: QUICK,
+          seconds: SECONDS,
+          connections: CONNECTIONS,
+          rounds: ROUNDS,
+          recallMemories: RECALL_MEMORIES,
+          postgres: pgVersion,
+          workloads: results.map(({ workload, subject, reference }) => ({
+            name: workload.name,
+            reference: workload.reference.label === 'gateway' ? 'gateway /v1' : 'bare server',
+            gateway: subject,
+            referenceResult: reference,
+            ratio: subject.rps / reference.rps,
+            perOperation: counts.get(workload.name),
+          })),
+          peakRssKb: { gateway: gatewayPeakKb, baseline: baselinePeakKb },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    log(`figures also in ${path.relative(process.cwd(), path.join(build.outDir, 'results.json'))}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();
