@@ -26,10 +26,10 @@ function decodeComponent(text: string): string {
 }
 
 /**
- * Turn the raw query string into typed values per the catalog's query schema. Repeated,
- * undecodable and unknown parameters are `invalid_input` (a name is looked up among the
- * schema's own fields only: `toString` or `__proto__` is as unknown as `foo`); numbers must be
- * JSON numbers, booleans `true` or `false`.
+ * Turn the raw query string into typed values per the catalog's query schema. Repeated or
+ * undecodable parameters are `invalid_input`; unknown ones (a name is looked up among the
+ * schema's own fields only: `toString` or `__proto__` is as unknown as `foo`) are left for the
+ * strict schema to refuse; numbers must be JSON numbers, booleans `true` or `false`.
  */
 export function parseQuery(operation: Operation, search: string): Record<string, unknown> {
   const shape = operation.input.query.shape as Record<string, z.ZodType>;
@@ -43,7 +43,11 @@ export function parseQuery(operation: Operation, search: string): Record<string,
     const value = decodeComponent(eq < 0 ? '' : pair.slice(eq + 1));
     if (Object.hasOwn(out, name)) throw new DomainError('invalid_input', `repeated query parameter ${quote(name)}`);
     const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
-    if (!field) throw new DomainError('invalid_input', `unknown query parameter ${quote(name)}`);
+    if (!field) {
+      // Left for the operation's strict schema to refuse, after the rate limiter has counted the call.
+      out[name] = value;
+      continue;
+    }
     switch (scalarKind(field)) {
       case 'number':
         if (!JSON_NUMBER.test(value)) throw new DomainError('invalid_input', `${name} is not a number`);
