@@ -238,6 +238,7 @@ async function countStatements(counter: PgWireCounter, side: Side): Promise<Wire
     B: counts.B / COUNTED,
     E: counts.E / COUNTED,
     S: counts.S / COUNTED,
+    H: counts.H / COUNTED,
   };
 }
 
@@ -259,14 +260,14 @@ const rotate = <T>(items: readonly T[]) => {
 /** The requests of every workload, against a gateway and a baseline seeded alike. */
 function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture): Workload[] {
   const auth = { authorization: `Bearer ${gw.token}`, 'content-type': 'application/json' };
-  const gwRead = (() => {
+  const gwRead = (query = '') => {
     const id = rotate(gw.readIds);
     return (): Req => ({
       method: 'GET',
-      path: `/v1/memories/${id()}`,
+      path: `/v1/memories/${id()}${query}`,
       headers: { ...auth, 'x-service-workspace': gw.workspaces[0]?.id as string },
     });
-  })();
+  };
   const baseRead = (() => {
     const id = rotate(base.readIds);
     return (): Req => ({
@@ -334,8 +335,13 @@ function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture
         ? 'recall not complete'
         : null;
   return [
-    { name: 'memories.get', subject: g(gwRead), reference: b(baseRead) },
-    { name: 'GraphQL memory(id) vs /v1 get', subject: g(graphqlView, graphqlCheck), reference: g(gwRead) },
+    { name: 'memories.get', subject: g(gwRead()), reference: b(baseRead) },
+    // The view selects evidence and verifications, so the /v1 read it is held against asks for them too.
+    {
+      name: 'GraphQL memory(id) vs /v1 get',
+      subject: g(graphqlView, graphqlCheck),
+      reference: g(gwRead('?include_evidence=true')),
+    },
     { name: 'memories.create, 1 workspace', subject: g(create(gw, 1, true)), reference: b(create(base, 1, false)) },
     {
       name: `memories.create, ${WORKSPACES} workspaces`,
@@ -587,7 +593,7 @@ async function main() {
         String(subject.failures + reference.failures),
       ]),
     );
-    const perOp = (c: WireCounts) => [fmt(c.Q + c.E), fmt(c.Q + c.S), fmt(c.P)] as [string, string, string];
+    const perOp = (c: WireCounts) => [fmt(c.Q + c.E), fmt(c.Q + c.S + c.H), fmt(c.P)] as [string, string, string];
     const statements = table(
       [
         'workload',
@@ -623,7 +629,7 @@ async function main() {
       '',
       throughput,
       '',
-      `per operation, counted on the wire (sequential, ${COUNTED} requests): statements = Q + Execute, round trips = Q + Sync, parses = Parse messages`,
+      `per operation, counted on the wire (sequential, ${COUNTED} requests): statements = Q + Execute, round trips = Q + Sync + Flush, parses = Parse messages`,
       statements,
       '',
       `peak RSS over the whole run (VmHWM): gateway ${mib(gatewayPeakKb)} MiB, bare server ${mib(baselinePeakKb)} MiB`,

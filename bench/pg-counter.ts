@@ -1,8 +1,9 @@
 /**
  * A loopback TCP proxy in front of Postgres that reads the frontend side of the wire protocol
  * and counts what a server sends: simple queries ('Q'), and of the extended protocol Parse
- * ('P'), Bind ('B'), Execute ('E') and Sync ('S'). Statements = Q + E; round trips = Q + S (each
- * waits for ReadyForQuery); Parse shows how often Postgres has to plan a statement anew. It
+ * ('P'), Bind ('B'), Execute ('E'), Sync ('S') and Flush ('H'). Statements = Q + E; round trips
+ * = Q + S + H (each waits for ReadyForQuery; a Flush is how postgres.js asks for an unprepared
+ * statement's parameter types, and it waits for them before it binds); Parse shows how often Postgres has to plan a statement anew. It
  * counts exactly what went over the wire, whatever the client library, so the gateway and the
  * baseline are counted alike. Used for a separate, sequential counting pass, never while timing.
  */
@@ -14,12 +15,13 @@ export interface WireCounts {
   B: number;
   E: number;
   S: number;
+  H: number;
 }
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 
-const zero = (): WireCounts => ({ Q: 0, P: 0, B: 0, E: 0, S: 0 });
+const zero = (): WireCounts => ({ Q: 0, P: 0, B: 0, E: 0, S: 0, H: 0 });
 
 /** Splits one client's byte stream into messages and counts the ones that matter. */
 class FrontendParser {

@@ -1,9 +1,11 @@
+import crypto from 'node:crypto';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
   type JSONWebKeySet,
   type JWTPayload,
   errors as joseErrors,
+  jwksCache,
   jwtVerify,
   type LocalJWKSet,
   type RemoteJWKSet,
@@ -67,21 +69,41 @@ export interface KeySetState {
   kids: string[];
 }
 
+/** jose's default for how long a fetched remote key set is trusted. */
+const JOSE_DEFAULT_CACHE_MAX_AGE_MS = 600_000;
+/** How many verified tokens a verifier remembers (by SHA-256 of the token). */
+const VERIFIED_CACHE_SIZE = 10_000;
+
 interface Verifier {
   kind: TokenKind;
   config: IssuerConfig;
   keys: LocalJWKSet | RemoteJWKSet;
+  /** A remote set's fetch record, which jose updates on every fetch (`uat`: when); null for a local set. */
+  fetched: { uat?: number } | null;
 }
 
-function keySetOf(config: IssuerConfig): LocalJWKSet | RemoteJWKSet {
-  if (config.jwks) return createLocalJWKSet(config.jwks);
-  if (config.jwksUri)
-    return createRemoteJWKSet(new URL(config.jwksUri), {
+function verifierOf(kind: TokenKind, config: IssuerConfig): Verifier {
+  if (config.jwks) return { kind, config, keys: createLocalJWKSet(config.jwks), fetched: null };
+  if (config.jwksUri) {
+    const fetched: { uat?: number } = {};
+    const keys = createRemoteJWKSet(new URL(config.jwksUri), {
       cooldownDuration: 5000,
       timeoutDuration: 5000,
       ...(config.jwksCacheMaxAgeMs !== undefined ? { cacheMaxAge: config.jwksCacheMaxAgeMs } : {}),
+      [jwksCache]: fetched as Record<string, never>,
     });
+    return { kind, config, keys, fetched };
+  }
   throw new Error(`issuer ${config.issuer} has neither jwksUri nor jwks`);
+}
+
+/** A verified token, trusted again until `until` (ms) while its issuer's key set is the one it was checked against. */
+interface VerifiedEntry {
+  token: VerifiedToken;
+  until: number;
+  verifier: Verifier;
+  /** The key set fetch it was verified against (remote sets); another fetch drops the entry. */
+  uat: number | undefined;
 }
 
 function decodeSegment(segment: string | undefined): Record<string, unknown> | null {
@@ -101,11 +123,17 @@ function decodeSegment(segment: string | undefined): Record<string, unknown> | n
  */
 export class TokenVerifier {
   private readonly verifiers: Verifier[];
+  /**
+   * Tokens already verified, by SHA-256 of the token, oldest first: trusted until the token's
+   * `exp` or until its issuer's key set is due for a refresh, whichever is first, so a key the
+   * issuer retires stops verifying as soon as without this cache.
+   */
+  private readonly verified = new Map<string, VerifiedEntry>();
 
   constructor(options: { sessions?: IssuerConfig[]; oauth?: IssuerConfig | undefined }) {
     this.verifiers = [
-      ...(options.sessions ?? []).map((config) => ({ kind: 'session' as const, config, keys: keySetOf(config) })),
-      ...(options.oauth ? [{ kind: 'oauth' as const, config: options.oauth, keys: keySetOf(options.oauth) }] : []),
+      ...(options.sessions ?? []).map((config) => verifierOf('session', config)),
+      ...(options.oauth ? [verifierOf('oauth', options.oauth)] : []),
     ];
   }
 
@@ -123,6 +151,33 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<VerifiedToken> {
+    const key = crypto.createHash('sha256').update(token).digest('base64url');
+    const entry = this.verified.get(key);
+    if (entry) {
+      if (Date.now() < entry.until && entry.uat === entry.verifier.fetched?.uat) {
+        return { ...entry.token, scopes: entry.token.scopes && [...entry.token.scopes] };
+      }
+      this.verified.delete(key);
+    }
+    const { result, verifier, exp } = await this.verifyAfresh(token);
+    const uat = verifier.fetched?.uat;
+    let until = exp * 1000;
+    if (verifier.fetched) {
+      // A remote set is due for a refresh `cacheMaxAge` after its fetch (jose's `fresh`).
+      if (uat === undefined) return result;
+      until = Math.min(until, uat + (verifier.config.jwksCacheMaxAgeMs ?? JOSE_DEFAULT_CACHE_MAX_AGE_MS));
+    }
+    if (until > Date.now()) {
+      this.verified.set(key, { token: result, until, verifier, uat });
+      if (this.verified.size > VERIFIED_CACHE_SIZE) {
+        const oldest = this.verified.keys().next().value;
+        if (oldest !== undefined) this.verified.delete(oldest);
+      }
+    }
+    return { ...result, scopes: result.scopes && [...result.scopes] };
+  }
+
+  private async verifyAfresh(token: string): Promise<{ result: VerifiedToken; verifier: Verifier; exp: number }> {
     const parts = token.split('.');
     if (parts.length !== 3) throw new InvalidTokenError('not a compact JWS');
     const header = decodeSegment(parts[0]);
@@ -165,7 +220,12 @@ export class TokenVerifier {
     if (typeof subject !== 'string' || subject.length === 0 || subject.length > 1024 || !subject.isWellFormed()) {
       throw new InvalidTokenError('bad subject');
     }
-    return { kind, issuer: verifier.config.issuer, subject, scopes: kind === 'oauth' ? scopesOf(verified) : null };
+    return {
+      result: { kind, issuer: verifier.config.issuer, subject, scopes: kind === 'oauth' ? scopesOf(verified) : null },
+      verifier,
+      // Required above, and a number, or jose would have refused the token.
+      exp: verified.exp as number,
+    };
   }
 }
 

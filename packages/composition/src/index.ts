@@ -60,6 +60,8 @@ export type DomainConfig = {
   MEILI_API_KEY?: string | undefined;
   /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
   RATE_LIMITS?: RateLimitPolicy | null | undefined;
+  /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
+  DATABASE_POOL_SIZE?: number | undefined;
 };
 
 /**
@@ -132,6 +134,7 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     dataDir: embedded ? path.join(config.DATA_DIR, 'pglite') : undefined,
     onQuery: options.onQuery,
     holder: options.holder,
+    maxConnections: config.DATABASE_POOL_SIZE,
   });
   try {
     // The embedded ledger admits one process at a time (a lock taken at open), so it migrates itself at start;

@@ -1,26 +1,98 @@
 import { capabilitiesOn, type GrantLike, narrowGrants, reachOf, subtreeCapabilitiesOn } from '@tms/auth';
 import type { Capability } from '@tms/catalog';
-import type { NamespaceRow, Role, Stores, Visibility } from '@tms/ledger';
+import type {
+  CommitStamp,
+  GrantRow,
+  NamespaceRow,
+  Role,
+  Standing,
+  StandingQuery,
+  Stores,
+  Visibility,
+} from '@tms/ledger';
 import { type Caller, grantTargetsOf } from './caller';
 import { DomainError } from './errors';
 
 /**
+ * The caller's role in a workspace from what was loaded about it: members by membership,
+ * credentials by being bound to it (their grants decide the rest), the operator as admin of
+ * any workspace that exists. Not a member and no such workspace are one `not_found`.
+ */
+export function roleFrom(caller: Caller, loaded: { role: Role | null; workspaceExists: boolean }): Role {
+  if (caller.credential) return 'member';
+  if (caller.operator) {
+    if (!loaded.workspaceExists) throw new DomainError('not_found', 'no such workspace');
+    return 'admin';
+  }
+  if (!loaded.role) throw new DomainError('not_found', 'not a member');
+  return loaded.role;
+}
+
+/**
  * The caller's standing in one workspace for the span of one request: its role and its
  * grants, loaded once and never shared across requests (so revocation bites at once).
+ *
+ * Standing is either known when the access is made, or (`deferred`) loaded by a one-statement
+ * read together with the resource and handed over with `adopt` before anything is decided.
  */
 export class WorkspaceAccess {
   private grantsPromise: Promise<GrantLike[]> | null = null;
   private readonly namespaceCache = new Map<string, Promise<NamespaceRow | null>>();
+  private knownRole: Role | null;
+  /** The workspace head as loaded with the standing; undefined when not loaded that way. */
+  private loadedHead: CommitStamp | null | undefined;
 
   constructor(
     readonly stores: Stores,
     readonly workspaceId: string,
     readonly caller: Caller,
-    readonly role: Role,
-  ) {}
+    role: Role | null,
+  ) {
+    this.knownRole = role;
+  }
+
+  /** An access whose standing comes later, from a one-statement read (`standingQuery`, `adopt`). */
+  static deferred(stores: Stores, workspaceId: string, caller: Caller): WorkspaceAccess {
+    return new WorkspaceAccess(stores, workspaceId, caller, null);
+  }
+
+  get role(): Role {
+    if (this.knownRole === null) throw new DomainError('internal', 'standing not loaded yet');
+    return this.knownRole;
+  }
 
   get isAdmin(): boolean {
     return this.role === 'admin';
+  }
+
+  /** What a one-statement read must load about the caller in this workspace. */
+  standingQuery(): StandingQuery {
+    const credential = this.caller.credential;
+    return {
+      actorId: credential ? null : this.caller.actorId,
+      credential: credential ? { targets: grantTargetsOf(credential), roots: credential.namespaceIds } : null,
+      operator: this.caller.operator && !credential,
+    };
+  }
+
+  /**
+   * Take the standing a one-statement read loaded: the same rules as a standing loaded piece by
+   * piece (`roleFrom`, `narrowed`), so a non-member is `not_found` here, before the resource counts.
+   */
+  adopt(standing: Standing): void {
+    if (this.knownRole === null) this.knownRole = roleFrom(this.caller, standing);
+    this.loadedHead = standing.head;
+    this.grantsPromise ??= Promise.resolve(this.narrowed(standing.grants, standing.ceilingNamespaces));
+  }
+
+  /** The head loaded with the standing (`undefined`: not loaded; read it separately). */
+  get preloadedHead(): CommitStamp | null | undefined {
+    return this.loadedHead;
+  }
+
+  /** A namespace row read along with the resource, so that `namespace(id)` asks nothing more. */
+  primeNamespace(id: string, row: NamespaceRow | null): void {
+    if (!this.namespaceCache.has(id)) this.namespaceCache.set(id, Promise.resolve(row));
   }
 
   private grants(): Promise<GrantLike[]> {
@@ -33,13 +105,23 @@ export class WorkspaceAccess {
     if (!credential) {
       return this.stores.namespaces.grantsFor(this.workspaceId, [{ kind: 'actor', id: this.caller.actorId }]);
     }
-    // A credential holds its own grants and its installation's, cut down to its ceilings.
     const grants = await this.stores.namespaces.grantsFor(this.workspaceId, grantTargetsOf(credential));
     const roots = credential.namespaceIds;
     const rows =
       roots === null
         ? []
         : await this.stores.namespaces.getMany(this.workspaceId, [...roots, ...grants.map((g) => g.namespaceId)]);
+    return this.narrowed(grants, rows);
+  }
+
+  /**
+   * The grants that apply: a member's as they are; a credential holds its own grants and its
+   * installation's, cut down to its ceilings (`rows`: the namespaces of its roots and grants).
+   */
+  private narrowed(grants: GrantRow[], rows: readonly NamespaceRow[]): GrantLike[] {
+    const credential = this.caller.credential;
+    if (!credential) return grants;
+    const roots = credential.namespaceIds;
     const rootSet = new Set(roots ?? []);
     return narrowGrants(
       grants,
@@ -47,7 +129,7 @@ export class WorkspaceAccess {
         capabilities: credential.capabilities,
         subtreeRoots: roots === null ? null : rows.filter((r) => rootSet.has(r.id)),
       },
-      rows,
+      roots === null ? [] : [...rows],
     );
   }
 
@@ -86,6 +168,13 @@ export class WorkspaceAccess {
 
   async canRead(namespace: NamespaceRow): Promise<boolean> {
     return (await this.capabilitiesOn(namespace)).has('read');
+  }
+
+  /** Of these namespace rows, the ids of those the caller may read (no query). */
+  async readableOf(rows: readonly NamespaceRow[]): Promise<Set<string>> {
+    const readable = new Set<string>();
+    for (const row of rows) if (await this.canRead(row)) readable.add(row.id);
+    return readable;
   }
 
   /** Of these namespace ids, the ones the caller may read (one query for the lot). */

@@ -15,18 +15,41 @@ import {
   type Operation,
   workspaceIdSchema,
 } from '@tms/catalog';
-import type { Ledger, Role, Stores } from '@tms/ledger';
+import type { ActorRow, CommitStamp, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
 import type { SearchProvider } from '@tms/search';
-import { WorkspaceAccess } from './access';
+import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
 import type { HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { DomainError } from './errors';
+import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
 import { HANDLERS } from './handlers';
 import { RequestLoaders } from './loaders';
 import type { RateLimiter } from './rate-limiter';
+
+/**
+ * Reads whose handler loads the caller's standing with its resource in one statement. Every other
+ * read of a workspace loads the standing (and the namespaces its input names) in one statement
+ * before its handler runs.
+ */
+const STANDING_IN_HANDLER: ReadonlySet<string> = new Set([
+  'memories.get',
+  'evidence.get',
+  'namespaces.get',
+  'memories.history',
+]);
+
+/** How many (issuer, subject) → actor ids a process remembers (an actor's id never changes). */
+const ACTOR_CACHE_SIZE = 10_000;
+
+/**
+ * Writes committed in groups per workspace on Postgres. Only operations whose rules only read
+ * before their commit point and whose rows after it are collected (`memories.insert`): a write
+ * in a batch does not see its batch-mates' rows, so it must not depend on them (fresh ids only).
+ */
+const GROUP_COMMITTED: ReadonlySet<string> = new Set(['memories.create']);
 
 /** Compared against when no credential row exists, so that both paths hash and compare. */
 const UNMATCHABLE_SHA256 = '0'.repeat(64);
@@ -72,6 +95,10 @@ export interface DomainOptions {
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
   private readonly rateLimiter: RateLimiter | null;
+  /** Per-workspace group commit (Postgres only: PGlite has one connection and runs serially). */
+  private readonly groupCommits: GroupCommitter | null;
+  /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
+  private readonly actors = new Map<string, ActorRow>();
 
   constructor(
     readonly ledger: Ledger,
@@ -81,6 +108,7 @@ export class Domain {
     options: DomainOptions = {},
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
+    this.groupCommits = ledger.driver === 'postgres' ? GroupCommitter.of(ledger) : null;
   }
 
   /** Resolve a bearer token to a caller; `unauthenticated` for anything not provably valid. */
@@ -95,7 +123,7 @@ export class Domain {
       if (error instanceof InvalidTokenError) throw new DomainError('unauthenticated', error.message);
       throw error;
     }
-    const actor = await this.ledger.stores.directory.findOrCreateActor(verified.issuer, verified.subject, nowSeconds());
+    const actor = await this.actorOf(verified.issuer, verified.subject);
     return {
       kind: verified.kind,
       actorId: actor.id,
@@ -107,6 +135,30 @@ export class Domain {
       credential: null,
       operator: false,
     };
+  }
+
+  /**
+   * The actor of (issuer, subject). Its id never changes, so it is kept in process; on a miss it
+   * is looked up first and created only when absent (a known actor's read writes nothing).
+   */
+  private async actorOf(issuer: string, subject: string): Promise<ActorRow> {
+    const key = `${issuer}\u0000${subject}`;
+    const cached = this.actors.get(key);
+    if (cached) {
+      this.actors.delete(key);
+      this.actors.set(key, cached);
+      return cached;
+    }
+    const directory = this.ledger.stores.directory;
+    const actor =
+      (await directory.findActor(issuer, subject)) ??
+      (await directory.findOrCreateActor(issuer, subject, nowSeconds()));
+    this.actors.set(key, actor);
+    if (this.actors.size > ACTOR_CACHE_SIZE) {
+      const oldest = this.actors.keys().next().value;
+      if (oldest !== undefined) this.actors.delete(oldest);
+    }
+    return actor;
   }
 
   /**
@@ -194,7 +246,7 @@ export class Domain {
     if (!operation.mutates) {
       const read = async (): Promise<OperationResult> => {
         const stores = this.ledger.stores;
-        const ctx = await this.context(operation, input, meta, stores, cursors);
+        const ctx = await this.context(operation, input, meta, stores, cursors, true);
         const json = JSON.stringify(await handler(input, ctx));
         if (Buffer.byteLength(json) > OPERATION_LIMITS.maxResponseBytes) {
           throw new DomainError('budget_exceeded', 'response too large');
@@ -205,6 +257,18 @@ export class Domain {
       return deadline ? deadline.race(read()) : read();
     }
 
+    const write = { operation, input, meta, key, handler, cursors };
+    const grouped = key !== null && GROUP_COMMITTED.has(operation.name) && operation.workspace === 'selected';
+    if (this.groupCommits && grouped) {
+      const workspaceId = meta.caller.boundWorkspaceId ?? meta.selectedWorkspaceId;
+      if (workspaceId !== null) return this.groupCommits.submit(workspaceId, this.groupedWrite(write, key));
+    }
+    return this.writeAlone(write);
+  }
+
+  /** A write in its own transaction. */
+  private writeAlone({ operation, input, meta, key, handler, cursors }: PendingWrite): Promise<OperationResult> {
+    const deadline = meta.deadline ?? null;
     return this.ledger.transaction(async (stores) => {
       if (deadline) {
         // Queued behind other writers past the deadline: start nothing. On Postgres, no statement
@@ -253,14 +317,90 @@ export class Domain {
     });
   }
 
+  /**
+   * A write for the group committer: the same checks and idempotency record as `writeAlone`, in
+   * two phases. `prepare` runs up to the handler's `ctx.commit` (reads and rules only) and
+   * suspends it there; `finish` hands it the stamp the batch allocated, and its rows and
+   * idempotency record join the batch's inserts.
+   */
+  private groupedWrite(write: PendingWrite, key: string): GroupedWrite {
+    const { operation, input, meta, handler, cursors } = write;
+    return {
+      deadline: meta.deadline ?? null,
+      idempotencyKey: `${meta.caller.principal}\u001f${key}`,
+      alone: () => this.writeAlone(write),
+      prepare: async (stores): Promise<PreparedWrite> => {
+        let reached: (point: { request: CommitRequest; stamp: Deferred<CommitStamp> }) => void = () => {};
+        const commitPoint = new Promise<{ request: CommitRequest; stamp: Deferred<CommitStamp> }>((resolve) => {
+          reached = resolve;
+        });
+        const ctx = await this.context(operation, input, meta, stores, cursors, false, (workspaceId, subjectIds) => {
+          const stamp = deferred<CommitStamp>();
+          reached({
+            request: { workspaceId, subjectIds, operation: operation.name, actorId: meta.caller.actorId },
+            stamp,
+          });
+          return stamp.promise;
+        });
+        const workspaceScope = ctx.access?.workspaceId ?? '';
+        const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
+        await stores.idempotency.lock(meta.caller.principal, key);
+        const existing = await stores.idempotency.find(meta.caller.principal, key);
+        if (existing) {
+          if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
+          if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
+          return { kind: 'answered', result: { json: existing.body, replayed: true } };
+        }
+        const answering = handler(input, ctx);
+        const first = await Promise.race([commitPoint, answering.then(() => null)]);
+        const record = (answer: object, collector: InsertCollector): OperationResult => {
+          const json = JSON.stringify(answer);
+          if (input.dry_run !== true) {
+            collector.idempotencyRecord({
+              subjectIds: [...ctx.shown],
+              workspaceId: workspaceScope,
+              principal: meta.caller.principal,
+              key,
+              operation: operation.name,
+              fingerprint,
+              status: 200,
+              body: operation.revealsSecret ? JSON.stringify({ ...answer, secret: null }) : json,
+              createdAt: nowSeconds(),
+            });
+          }
+          return { json, replayed: false };
+        };
+        return {
+          kind: 'committing',
+          commit: first?.request ?? null,
+          finish: async (stamp, collector) => {
+            if (first && stamp) first.stamp.resolve(stamp);
+            return record(await answering, collector);
+          },
+          abandon: (error) => {
+            answering.catch(() => {});
+            first?.stamp.reject(error);
+          },
+        };
+      },
+    };
+  }
+
   private async context(
     operation: Operation,
     input: Record<string, unknown>,
     meta: RequestMeta,
     stores: Stores,
     cursors: CursorCodec,
+    /** A read: its standing comes from one statement, with its resource or before it (STANDING_IN_HANDLER). */
+    deferStanding = false,
+    /** A grouped write's commit point: the group committer allocates and records the commit. */
+    groupCommit: ((workspaceId: string, subjectIds: string[]) => Promise<CommitStamp>) | null = null,
   ): Promise<HandlerContext & { shown: Set<string> }> {
-    const access = await this.resolveWorkspace(operation, input, meta, stores);
+    const access = await this.resolveWorkspace(operation, input, meta, stores, deferStanding);
+    if (access && deferStanding && !STANDING_IN_HANDLER.has(operation.name)) {
+      await this.loadStanding(access, input, stores);
+    }
     let now: Promise<number> | null = null;
     const shown = new Set<string>();
     return {
@@ -277,6 +417,7 @@ export class Domain {
       search: this.search,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
+        if (groupCommit) return groupCommit(workspaceId, subjectIds);
         const stamp = await stores.commits.allocate(workspaceId);
         await stores.commits.insert({
           workspaceId,
@@ -290,7 +431,9 @@ export class Domain {
       },
       now() {
         now ??= (async () => {
-          const head = access ? await stores.commits.head(access.workspaceId) : null;
+          const preloaded = access?.preloadedHead;
+          const head =
+            preloaded !== undefined ? preloaded : access ? await stores.commits.head(access.workspaceId) : null;
           return Math.max(nowSeconds(), head?.recordedAt ?? 0);
         })();
         return now;
@@ -327,6 +470,7 @@ export class Domain {
     input: Record<string, unknown>,
     meta: RequestMeta,
     stores: Stores,
+    deferStanding = false,
   ): Promise<WorkspaceAccess | null> {
     if (operation.workspace === 'directory') return null;
     let workspaceId: string | null;
@@ -345,6 +489,7 @@ export class Domain {
       throw new DomainError('not_found', 'credential bound to another workspace');
     }
     if (!workspaceIdSchema.safeParse(workspaceId).success) throw new DomainError('invalid_input', 'bad workspace id');
+    if (deferStanding) return WorkspaceAccess.deferred(stores, workspaceId, meta.caller);
     return new WorkspaceAccess(
       stores,
       workspaceId,
@@ -354,18 +499,33 @@ export class Domain {
   }
 
   /**
+   * A read's standing (role or grants, and the head) and the namespaces its input names, from one
+   * statement; decided by the same rules as `standingIn`.
+   */
+  private async loadStanding(access: WorkspaceAccess, input: Record<string, unknown>, stores: Stores): Promise<void> {
+    const named = [input.namespace_id, input.parent_id].filter((id): id is string => typeof id === 'string');
+    const loaded = await stores.memberships.standing(access.workspaceId, access.standingQuery(), named);
+    access.adopt(loaded.standing);
+    const byId = new Map(loaded.namespaces.map((row) => [row.id, row]));
+    for (const id of named) access.primeNamespace(id, byId.get(id) ?? null);
+  }
+
+  /**
    * The caller's role in the workspace, checked on every request: members by membership,
    * credentials by being bound to it (their grants decide the rest), the operator as admin.
    */
   private async standingIn(workspaceId: string, caller: Caller, stores: Stores): Promise<Role> {
-    if (caller.credential) return 'member';
+    if (caller.credential) return roleFrom(caller, { role: null, workspaceExists: true });
     if (caller.operator) {
-      if (!(await stores.directory.getWorkspace(workspaceId))) throw new DomainError('not_found', 'no such workspace');
-      return 'admin';
+      return roleFrom(caller, {
+        role: null,
+        workspaceExists: (await stores.directory.getWorkspace(workspaceId)) !== null,
+      });
     }
-    const role = await stores.memberships.roleOf(workspaceId, caller.actorId);
-    if (!role) throw new DomainError('not_found', 'not a member');
-    return role;
+    return roleFrom(caller, {
+      role: await stores.memberships.roleOf(workspaceId, caller.actorId),
+      workspaceExists: true,
+    });
   }
 
   private cursors(): Promise<CursorCodec> {
@@ -378,6 +538,32 @@ export class Domain {
       });
     return this.cursorsPromise;
   }
+}
+
+/** A write as `execute` validated it, before it runs. */
+interface PendingWrite {
+  operation: Operation;
+  input: Record<string, unknown>;
+  meta: RequestMeta;
+  key: string | null;
+  handler: (input: unknown, ctx: HandlerContext) => Promise<object>;
+  cursors: CursorCodec;
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 function checkIdempotencyKey(key: string | null): string {

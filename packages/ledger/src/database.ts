@@ -26,7 +26,7 @@ export interface OpenOptions {
   dataDir?: string | undefined;
   /** Called once for every SQL statement issued through Drizzle (tests count them). */
   onQuery?: ((sqlText: string) => void) | undefined;
-  /** Postgres connection pool size. */
+  /** Postgres connection pool size (default 10; the gateway's is DATABASE_POOL_SIZE). */
   maxConnections?: number | undefined;
   /** Server-side statement timeout, matching the operation timeout. */
   statementTimeoutMs?: number | undefined;
@@ -46,6 +46,61 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/**
+ * Distinct statement texts the Postgres driver prepares (named, parsed once per connection);
+ * texts past this many run unnamed, so that statements whose text varies (an `in (...)` list,
+ * a multi-row insert) cannot grow the per-connection statement caches without bound.
+ */
+const MAX_PREPARED_TEXTS = 2000;
+
+type PostgresClient = ReturnType<typeof postgres>;
+
+/**
+ * Drizzle asks postgres.js not to prepare (`prepare: false`) any statement not built with
+ * `.prepare(name)`, and postgres.js then sends each parameterised statement as Parse + Describe,
+ * waits for the parameter types, and only then Bind + Execute: two round trips and a parse per
+ * statement. Drizzle's parameterised texts are fixed per query shape (values are parameters),
+ * so preparing them (named, once per connection, as postgres.js does by default) leaves one
+ * round trip and no parse. The same wrapping applies to the clients of transactions and
+ * savepoints.
+ */
+function preparingClient(client: PostgresClient, preparedTexts: Set<string>): PostgresClient {
+  const shouldPrepare = (text: string) => {
+    if (preparedTexts.has(text)) return true;
+    if (preparedTexts.size >= MAX_PREPARED_TEXTS) return false;
+    preparedTexts.add(text);
+    return true;
+  };
+  /** `begin([options], fn)` and `savepoint([name], fn)`: the callback gets a wrapped client. */
+  const wrapCallbackClient =
+    (method: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]) => {
+      const last = args.length - 1;
+      const fn = args[last];
+      if (typeof fn === 'function') {
+        args[last] = (inner: PostgresClient) => fn(preparingClient(inner, preparedTexts));
+      }
+      return method(...args);
+    };
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property === 'unsafe') {
+        return (text: string, parameters?: unknown, queryOptions?: { prepare?: boolean }) =>
+          // Only parameterised texts: one without parameters already goes in one round trip,
+          // and may carry literals (`set local statement_timeout = 1234`) that differ each time.
+          queryOptions?.prepare === false && Array.isArray(parameters) && parameters.length > 0 && shouldPrepare(text)
+            ? target.unsafe(text, parameters as never, { ...queryOptions, prepare: true })
+            : target.unsafe(text, parameters as never, queryOptions as never);
+      }
+      if ((property === 'begin' || property === 'savepoint') && typeof value === 'function') {
+        return wrapCallbackClient(value as (...args: unknown[]) => unknown);
+      }
+      return value;
+    },
+  });
+}
+
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   const logger: Logger | undefined = options.onQuery ? { logQuery: (query) => options.onQuery?.(query) } : undefined;
 
@@ -59,7 +114,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       // to 10-20 s, keeping the service answering 503 long after the database has recovered).
       backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     });
-    const db = drizzlePostgres(client, { schema, logger }) as unknown as Database;
+    const db = drizzlePostgres(preparingClient(client, new Set()), { schema, logger }) as unknown as Database;
     return {
       db,
       driver: 'postgres',

@@ -40,12 +40,14 @@ export class Ledger {
     return this.handle.ready();
   }
 
-  async transaction<T>(fn: (stores: Stores) => Promise<T>): Promise<T> {
+  /** `retry: false` for work that cannot run twice (a group commit answers its writes itself). */
+  async transaction<T>(fn: (stores: Stores) => Promise<T>, options: { retry?: boolean } = {}): Promise<T> {
+    const attempts = options.retry === false ? 1 : 2;
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await this.handle.db.transaction((tx) => fn(new Stores(tx as never)));
       } catch (error) {
-        if (attempt >= 2 || !isRetryable(error)) throw error;
+        if (attempt >= attempts || !isRetryable(error)) throw error;
       }
     }
   }

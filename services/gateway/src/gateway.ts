@@ -23,6 +23,8 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Operation timeout override (tests provoke timeouts with a short one). */
   timeoutMs?: number;
+  /** False in all but one cluster worker: the embedded indexer runs in one process only. */
+  indexer?: boolean;
 }
 
 /** The indexer inside the gateway process (the embedded PGlite default, or INDEXER=embedded). */
@@ -49,7 +51,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   });
   const metrics = new GatewayMetrics();
   const indexer =
-    (env.INDEXER ?? (env.DATABASE_URL ? 'external' : 'embedded')) === 'embedded'
+    options.indexer !== false && (env.INDEXER ?? (env.DATABASE_URL ? 'external' : 'embedded')) === 'embedded'
       ? embeddedIndexer(ledger, search, metrics, logger)
       : null;
   const server = createApp({

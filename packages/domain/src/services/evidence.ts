@@ -83,15 +83,30 @@ export async function getEvidence(
   input: OperationInput<typeof evidenceGet>,
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof evidenceGet>> {
-  const row = await authorizedEvidence(ctx, input.id, 'read');
-  const scope = verificationCursorScope(row.workspaceId, row.id);
-  const after = ctx.cursors.decode<VerificationPosition>(scope, input.cursor);
-  const rows = await ctx.stores.evidence.verificationsPage(row.workspaceId, row.id, {
+  const access = requireAccess(ctx);
+  // The scope names the row found, which is (this workspace, input.id). The cursor is decoded
+  // before the one statement that needs its position, but a bad one is answered only after the
+  // evidence proved readable, as when it was decoded after.
+  const scope = verificationCursorScope(access.workspaceId, input.id);
+  let after: VerificationPosition | null = null;
+  let badCursor: unknown = null;
+  try {
+    after = ctx.cursors.decode<VerificationPosition>(scope, input.cursor);
+  } catch (error) {
+    badCursor = error;
+  }
+  const view = await ctx.stores.evidence.readView(access.workspaceId, input.id, access.standingQuery(), {
     knownAt: END_OF_TIME,
     after: after && { recordedAt: after.r, id: after.i },
     limit: MAX_REFERENCES + 1,
   });
-  return { evidence: presentEvidence(row), ...verificationPage(rows, ctx.cursors, scope) };
+  access.adopt(view.standing);
+  const row = view.evidence;
+  if (!row || row.excerpt === null) throw new DomainError('not_found');
+  access.primeNamespace(row.namespaceId, view.namespace);
+  await access.requireById(row.namespaceId, 'read');
+  if (badCursor !== null) throw badCursor;
+  return { evidence: presentEvidence(row), ...verificationPage(view.verifications, ctx.cursors, scope) };
 }
 
 export async function verifyEvidence(

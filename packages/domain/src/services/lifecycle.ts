@@ -337,7 +337,8 @@ export async function listMemories(
   const now = after || (input.known_at !== undefined && input.as_of !== undefined) ? 0 : await ctx.now();
   const knownAt = after?.k ?? input.known_at ?? now;
   const asOf = after?.a ?? input.as_of ?? now;
-  const rows = await ctx.stores.memories.listCurrent(access.workspaceId, {
+  // Each row with its memory's newest generation by knownAt, in the same statement.
+  const listed = await ctx.stores.memories.listCurrentWithGenerations(access.workspaceId, {
     namespaceId: namespace.id,
     kind: input.kind,
     asOf,
@@ -345,12 +346,9 @@ export async function listMemories(
     afterMemoryId: after?.m ?? null,
     limit: input.limit + 1,
   });
+  const rows = listed.map((r) => r.revision);
   const page = rows.slice(0, input.limit);
-  const generations = await ctx.stores.memories.generationsAt(
-    access.workspaceId,
-    page.map((r) => r.memoryId),
-    knownAt,
-  );
+  const generations = new Map(listed.slice(0, input.limit).map((r) => [r.revision.memoryId, r.generation]));
   const last = page.at(-1);
   return {
     items: page.map((r) => ({

@@ -135,24 +135,32 @@ export function presentMemory(row: Pick<MemoryRow, 'id' | 'namespaceId' | 'kind'
   return { id: row.id, namespace_id: row.namespaceId, kind: row.kind, generation };
 }
 
-/** The memory and its namespace if the caller may read it; absent or unreadable is `not_found`. */
-async function readableMemory(ctx: HandlerContext, id: string) {
+/**
+ * The memory and its namespace if the caller may read it (absent or unreadable is `not_found`),
+ * and unless told otherwise every revision of it, newest generation first: from one statement
+ * with the caller's standing and the workspace head, decided by the same rules in the same order.
+ */
+async function readableMemoryView(ctx: HandlerContext, id: string, options: { revisions?: boolean } = {}) {
   const access = requireAccess(ctx);
-  const memory = await ctx.stores.memories.get(access.workspaceId, id);
+  const view = await ctx.stores.memories.readView(access.workspaceId, id, access.standingQuery(), options);
+  access.adopt(view.standing);
+  const memory = view.memory;
   if (!memory || memory.purgedAt !== null) throw new DomainError('not_found');
+  access.primeNamespace(memory.namespaceId, view.namespace);
   await access.requireById(memory.namespaceId, 'read');
-  return { access, memory };
+  return { access, memory, revisions: view.revisions };
 }
 
 export async function getMemory(
   input: OperationInput<typeof memoriesGet>,
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof memoriesGet>> {
-  const { access, memory } = await readableMemory(ctx, input.id);
+  const { access, memory, revisions } = await readableMemoryView(ctx, input.id);
   const now = input.known_at === undefined || input.as_of === undefined ? await ctx.now() : 0;
   const knownAt = input.known_at ?? now;
   const asOf = input.as_of ?? now;
-  const known = await ctx.stores.memories.revisionsKnownAt(access.workspaceId, memory.id, { knownAt });
+  // As `revisionsKnownAt`: those recorded by knownAt, newest generation first.
+  const known = revisions.filter((r) => r.recordedAt <= knownAt);
   const revision = currentRevision(known, knownAt);
   if (!revision || revision.text === null || !isValidAt(revision, asOf)) throw new DomainError('not_found');
   const view: MemoryView = {
@@ -163,18 +171,17 @@ export async function getMemory(
     stale: revision.invalidatedAt !== null && revision.invalidatedAt <= knownAt,
   };
   if (input.include_evidence) {
-    const rows = await ctx.stores.evidence.getMany(access.workspaceId, revision.evidenceIds);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    const readable = await access.readableAmong(rows.map((r) => r.namespaceId));
+    // One more statement: the cited evidence, its namespaces and its verifications by knownAt.
+    const cited = await ctx.stores.evidence.citedView(access.workspaceId, revision.evidenceIds, knownAt);
+    const byId = new Map(cited.evidence.map((r) => [r.id, r]));
+    const readable = await access.readableOf(cited.namespaces);
     const shown = revision.evidenceIds
       .map((id) => byId.get(id))
       .filter((r) => r !== undefined && r.excerpt !== null && r.recordedAt <= knownAt && readable.has(r.namespaceId));
     view.evidence = shown.map((r) => presentEvidence(r as NonNullable<typeof r>));
-    const verifications = await ctx.stores.evidence.verificationsOf(
-      access.workspaceId,
-      view.evidence.map((e) => e.id),
-      knownAt,
-    );
+    // Those of the shown evidence only, oldest first (as `verificationsOf` the shown ids).
+    const shownIds = new Set(view.evidence.map((e) => e.id));
+    const verifications = cited.verifications.filter((v) => shownIds.has(v.evidenceId));
     view.verifications = verifications.slice(-MAX_REFERENCES).reverse().map(presentVerification);
   }
   return { view, as_of: asOf, known_at: knownAt };
@@ -184,7 +191,7 @@ export async function memoryHistory(
   input: OperationInput<typeof memoriesHistory>,
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof memoriesHistory>> {
-  const { access, memory } = await readableMemory(ctx, input.id);
+  const { access, memory } = await readableMemoryView(ctx, input.id, { revisions: false });
   // A cursor carries the known_at of its first page, so that paging a default "now" is stable.
   const scope = `memories.history:${access.workspaceId}:${memory.id}`;
   const after = ctx.cursors.decode<{ g: number; k: number }>(scope, input.cursor);

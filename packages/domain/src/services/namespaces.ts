@@ -74,7 +74,11 @@ export async function getNamespace(
   input: OperationInput<typeof namespacesGet>,
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof namespacesGet>> {
-  const namespace = await requireAccess(ctx).requireById(input.id, 'read');
+  const access = requireAccess(ctx);
+  const view = await ctx.stores.namespaces.readView(access.workspaceId, input.id, access.standingQuery());
+  access.adopt(view.standing);
+  access.primeNamespace(input.id, view.namespace);
+  const namespace = await access.requireById(input.id, 'read');
   return { namespace: presentNamespace(namespace) };
 }
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
 import { commits, workspaceHeads } from '../schema';
@@ -11,6 +11,11 @@ export type CommitRow = typeof commits.$inferSelect;
 export interface CommitStamp {
   sequence: number;
   recordedAt: number;
+}
+
+/** The statement that wakes indexers of a workspace (delivered when the transaction commits). */
+export function notification(workspaceId: string): SQL {
+  return sql`select pg_notify(${COMMIT_CHANNEL}, ${workspaceId})`;
 }
 
 /** Per-workspace commit sequence and the commit log. */
@@ -36,6 +41,23 @@ export class CommitStorage {
     const row = rowsOf<{ sequence: string | number; recorded_at: number }>(result)[0];
     if (!row) throw new Error(`no head row for workspace ${workspaceId}`);
     return { sequence: Number(row.sequence), recordedAt: Number(row.recorded_at) };
+  }
+
+  /**
+   * Take the next `count` sequences of the workspace in one statement (a group commit): the
+   * first stamp is returned, the others follow it with the same `recorded_at`. Locks the head
+   * like `allocate`.
+   */
+  async allocateMany(workspaceId: string, count: number): Promise<CommitStamp> {
+    const result = await this.db.execute(sql`
+      update ${workspaceHeads}
+         set sequence = sequence + ${count}::int,
+             recorded_at = greatest(recorded_at, extract(epoch from clock_timestamp())::float8)
+       where workspace_id = ${workspaceId}
+   returning sequence, recorded_at`);
+    const row = rowsOf<{ sequence: string | number; recorded_at: number }>(result)[0];
+    if (!row) throw new Error(`no head row for workspace ${workspaceId}`);
+    return { sequence: Number(row.sequence) - count + 1, recordedAt: Number(row.recorded_at) };
   }
 
   /** Record a commit and wake indexers (NOTIFY is delivered when the transaction commits). */

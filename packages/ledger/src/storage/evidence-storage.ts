@@ -1,9 +1,30 @@
 import { and, asc, eq, getTableColumns, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { evidence, verifications } from '../schema';
+import { evidence, namespaces, verifications } from '../schema';
+import type { NamespaceRow } from './namespace-storage';
+import {
+  decodeJsonRow,
+  decodeJsonRows,
+  decodeStanding,
+  jsonRow,
+  jsonRows,
+  type Standing,
+  type StandingQuery,
+  selectDocument,
+  standingMembers,
+} from './read-view';
 
 export type EvidenceRow = typeof evidence.$inferSelect;
 export type VerificationRow = typeof verifications.$inferSelect;
+
+/** `evidence.get` in one statement: standing, head, the evidence, its namespace and a verification page. */
+export interface EvidenceReadView {
+  standing: Standing;
+  evidence: EvidenceRow | null;
+  namespace: NamespaceRow | null;
+  /** Up to `limit` verifications after the position, oldest first (as `verificationsPage`). */
+  verifications: VerificationRow[];
+}
 
 export class EvidenceStorage {
   constructor(private readonly db: Database) {}
@@ -14,6 +35,68 @@ export class EvidenceStorage {
       .from(evidence)
       .where(and(eq(evidence.workspaceId, workspaceId), eq(evidence.id, id)));
     return rows[0] ?? null;
+  }
+
+  /** The caller's standing, the evidence item, its namespace and one page of its verifications, in one statement. */
+  async readView(
+    workspaceId: string,
+    evidenceId: string,
+    standing: StandingQuery,
+    page: { knownAt: number; after: { recordedAt: number; id: string } | null; limit: number },
+  ): Promise<EvidenceReadView> {
+    const { knownAt, after, limit } = page;
+    const position = after
+      ? sql`and (v.recorded_at > ${after.recordedAt} or (v.recorded_at = ${after.recordedAt} and v.id > ${after.id}))`
+      : sql``;
+    const document = await selectDocument(
+      this.db,
+      sql`${standingMembers(workspaceId, standing)},
+        'evidence', (select ${jsonRow(evidence, 'e')} from evidence e where e.workspace_id = ${workspaceId} and e.id = ${evidenceId}),
+        'namespace', (select ${jsonRow(namespaces, 'n')} from evidence e join namespaces n on n.workspace_id = e.workspace_id and n.id = e.namespace_id where e.workspace_id = ${workspaceId} and e.id = ${evidenceId}),
+        'verifications', ${jsonRows(
+          verifications,
+          'v',
+          sql`from (select * from verifications v where v.workspace_id = ${workspaceId} and v.evidence_id = ${evidenceId} and v.recorded_at <= ${knownAt} ${position} order by v.recorded_at, v.id limit ${limit}) v`,
+          sql`v.recorded_at, v.id`,
+        )}`,
+    );
+    return {
+      standing: decodeStanding(document),
+      evidence: document.evidence
+        ? decodeJsonRow<EvidenceRow>(evidence, document.evidence as Record<string, unknown>)
+        : null,
+      namespace: document.namespace
+        ? decodeJsonRow<NamespaceRow>(namespaces, document.namespace as Record<string, unknown>)
+        : null,
+      verifications: decodeJsonRows<VerificationRow>(verifications, document.verifications),
+    };
+  }
+
+  /**
+   * Evidence a revision cites, with their namespaces and every verification of them recorded by
+   * `knownAt` (oldest first, as `verificationsOf`), in one statement.
+   */
+  async citedView(
+    workspaceId: string,
+    ids: readonly string[],
+    knownAt: number,
+  ): Promise<{ evidence: EvidenceRow[]; namespaces: NamespaceRow[]; verifications: VerificationRow[] }> {
+    if (ids.length === 0) return { evidence: [], namespaces: [], verifications: [] };
+    const idList = sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    );
+    const document = await selectDocument(
+      this.db,
+      sql`'evidence', ${jsonRows(evidence, 'e', sql`from evidence e where e.workspace_id = ${workspaceId} and e.id in (${idList})`, sql`e.id`)},
+        'namespaces', ${jsonRows(namespaces, 'n', sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (select e.namespace_id from evidence e where e.workspace_id = ${workspaceId} and e.id in (${idList}))`, sql`n.id`)},
+        'verifications', ${jsonRows(verifications, 'v', sql`from verifications v where v.workspace_id = ${workspaceId} and v.evidence_id in (${idList}) and v.recorded_at <= ${knownAt}`, sql`v.recorded_at, v.id`)}`,
+    );
+    return {
+      evidence: decodeJsonRows<EvidenceRow>(evidence, document.evidence),
+      namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
+      verifications: decodeJsonRows<VerificationRow>(verifications, document.verifications),
+    };
   }
 
   async getMany(workspaceId: string, ids: readonly string[]): Promise<EvidenceRow[]> {

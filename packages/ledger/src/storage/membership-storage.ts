@@ -1,6 +1,16 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { memberships } from '../schema';
+import { memberships, namespaces } from '../schema';
+import type { NamespaceRow } from './namespace-storage';
+import {
+  decodeJsonRows,
+  decodeStanding,
+  jsonRows,
+  type Standing,
+  type StandingQuery,
+  selectDocument,
+  standingMembers,
+} from './read-view';
 
 export type Role = 'admin' | 'member';
 export interface MemberRow {
@@ -17,6 +27,33 @@ export class MembershipStorage {
       .from(memberships)
       .where(and(eq(memberships.workspaceId, workspaceId), eq(memberships.actorId, actorId)));
     return rows[0]?.role ?? null;
+  }
+
+  /**
+   * The caller's standing in a workspace (role or grants, and the head) and the namespaces a read
+   * names, in one statement.
+   */
+  async standing(
+    workspaceId: string,
+    query: StandingQuery,
+    namespaceIds: readonly string[],
+  ): Promise<{ standing: Standing; namespaces: NamespaceRow[] }> {
+    const named = namespaceIds.length
+      ? jsonRows(
+          namespaces,
+          'n',
+          sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${sql.join(
+            namespaceIds.map((id) => sql`${id}`),
+            sql`, `,
+          )})`,
+          sql`n.id`,
+        )
+      : sql`'[]'::json`;
+    const document = await selectDocument(this.db, sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}`);
+    return {
+      standing: decodeStanding(document),
+      namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
+    };
   }
 
   async list(workspaceId: string): Promise<MemberRow[]> {

@@ -1,6 +1,18 @@
 import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { memories, revisions } from '../schema';
+import { memories, namespaces, revisions } from '../schema';
+import type { NamespaceRow } from './namespace-storage';
+import {
+  decodeJsonRow,
+  decodeJsonRows,
+  decodeStanding,
+  jsonRow,
+  jsonRows,
+  type Standing,
+  type StandingQuery,
+  selectDocument,
+  standingMembers,
+} from './read-view';
 
 export type MemoryRow = typeof memories.$inferSelect;
 
@@ -16,6 +28,15 @@ function visibleAt(asOf: number, knownAt: number) {
 }
 export type RevisionRow = typeof revisions.$inferSelect;
 
+/** `memories.get` in one statement: standing, head, the memory, its namespace and every revision. */
+export interface MemoryReadView {
+  standing: Standing;
+  memory: MemoryRow | null;
+  namespace: NamespaceRow | null;
+  /** Every revision of the memory, newest generation first. */
+  revisions: RevisionRow[];
+}
+
 export class MemoryStorage {
   constructor(private readonly db: Database) {}
 
@@ -25,6 +46,43 @@ export class MemoryStorage {
       .from(memories)
       .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, id)));
     return rows[0] ?? null;
+  }
+
+  /**
+   * The caller's standing, the workspace head, the memory, its namespace and all its revisions
+   * (newest generation first), from one statement in one snapshot.
+   */
+  async readView(
+    workspaceId: string,
+    memoryId: string,
+    standing: StandingQuery,
+    options: { revisions?: boolean } = {},
+  ): Promise<MemoryReadView> {
+    // History pages its revisions itself: then none are loaded here.
+    const revisionRows =
+      options.revisions === false
+        ? sql`'[]'::json`
+        : jsonRows(
+            revisions,
+            'r',
+            sql`from revisions r where r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`,
+            sql`r.generation desc`,
+          );
+    const document = await selectDocument(
+      this.db,
+      sql`${standingMembers(workspaceId, standing)},
+        'memory', (select ${jsonRow(memories, 'm')} from memories m where m.workspace_id = ${workspaceId} and m.id = ${memoryId}),
+        'namespace', (select ${jsonRow(namespaces, 'n')} from memories m join namespaces n on n.workspace_id = m.workspace_id and n.id = m.namespace_id where m.workspace_id = ${workspaceId} and m.id = ${memoryId}),
+        'revisions', ${revisionRows}`,
+    );
+    return {
+      standing: decodeStanding(document),
+      memory: document.memory ? decodeJsonRow<MemoryRow>(memories, document.memory as Record<string, unknown>) : null,
+      namespace: document.namespace
+        ? decodeJsonRow<NamespaceRow>(namespaces, document.namespace as Record<string, unknown>)
+        : null,
+      revisions: decodeJsonRows<RevisionRow>(revisions, document.revisions),
+    };
   }
 
   async insert(memory: MemoryRow, revision: RevisionRow): Promise<void> {
@@ -156,6 +214,38 @@ export class MemoryStorage {
       )
       .orderBy(asc(revisions.memoryId))
       .limit(limit);
+  }
+
+  /**
+   * `listCurrent` with, for each row, its memory's highest generation recorded by `knownAt` (as
+   * `generationsAt`): one statement for a page. The outer table is named in full in the
+   * subquery: Drizzle leaves columns unqualified in a one-table select.
+   */
+  async listCurrentWithGenerations(
+    workspaceId: string,
+    options: Parameters<MemoryStorage['listCurrent']>[1],
+  ): Promise<{ revision: RevisionRow; generation: number }[]> {
+    const { namespaceId, kind, asOf, knownAt, afterMemoryId, limit } = options;
+    const rows = await this.db
+      .select({
+        revision: revisions,
+        generation: sql<
+          string | number
+        >`(select max(g.generation) from revisions g where g.workspace_id = "revisions"."workspace_id" and g.memory_id = "revisions"."memory_id" and g.recorded_at <= ${knownAt})`,
+      })
+      .from(revisions)
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          eq(revisions.namespaceId, namespaceId),
+          kind ? eq(revisions.kind, kind) : undefined,
+          visibleAt(asOf, knownAt),
+          afterMemoryId ? gt(revisions.memoryId, afterMemoryId) : undefined,
+        ),
+      )
+      .orderBy(asc(revisions.memoryId))
+      .limit(limit);
+    return rows.map((r) => ({ revision: r.revision, generation: Number(r.generation) }));
   }
 
   /** The highest generation of each memory recorded by `knownAt`. */

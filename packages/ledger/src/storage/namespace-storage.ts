@@ -1,6 +1,15 @@
 import { and, arrayOverlaps, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { grants, namespaces } from '../schema';
+import {
+  decodeJsonRow,
+  decodeStanding,
+  jsonRow,
+  type Standing,
+  type StandingQuery,
+  selectDocument,
+  standingMembers,
+} from './read-view';
 
 export type NamespaceRow = typeof namespaces.$inferSelect;
 export type GrantRow = typeof grants.$inferSelect;
@@ -21,6 +30,25 @@ export class NamespaceStorage {
       .from(namespaces)
       .where(and(eq(namespaces.workspaceId, workspaceId), eq(namespaces.id, id)));
     return rows[0] ?? null;
+  }
+
+  /** The caller's standing, the workspace head and one namespace, in one statement. */
+  async readView(
+    workspaceId: string,
+    id: string,
+    standing: StandingQuery,
+  ): Promise<{ standing: Standing; namespace: NamespaceRow | null }> {
+    const document = await selectDocument(
+      this.db,
+      sql`${standingMembers(workspaceId, standing)},
+        'namespace', (select ${jsonRow(namespaces, 'n')} from namespaces n where n.workspace_id = ${workspaceId} and n.id = ${id})`,
+    );
+    return {
+      standing: decodeStanding(document),
+      namespace: document.namespace
+        ? decodeJsonRow<NamespaceRow>(namespaces, document.namespace as Record<string, unknown>)
+        : null,
+    };
   }
 
   async getMany(workspaceId: string, ids: readonly string[]): Promise<NamespaceRow[]> {

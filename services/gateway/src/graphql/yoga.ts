@@ -50,6 +50,8 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
     cors: false,
     logging: false,
     parserAndValidationCache: true,
+    // The /graphql route has capped the body (262144 bytes) before Yoga sees it.
+    maxRequestBodySize: false,
     plugins: [useCSRFPrevention(), strictRequestParsing(), ...armorPlugins(options), requestChecks(), errorShaping()],
   }) as unknown as GraphQLServer;
 }

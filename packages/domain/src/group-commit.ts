@@ -1,0 +1,288 @@
+import {
+  type CommitStamp,
+  collectingStores,
+  consecutiveStamps,
+  InsertCollector,
+  type Ledger,
+  type Stores,
+} from '@tms/ledger';
+import type { Deadline } from './deadline';
+import { deadlinePassed } from './deadline';
+import { DomainError } from './errors';
+
+/** Writes committed together in one transaction at most (a batch grows under load up to this). */
+export const MAX_GROUP_SIZE = 64;
+
+/** What a grouped write asks of the batch when it reaches its commit point. */
+export interface CommitRequest {
+  workspaceId: string;
+  subjectIds: string[];
+  operation: string;
+  actorId: string;
+}
+
+/** A grouped write after its reads and rules ran (phase one), before its rows are written. */
+export type PreparedWrite =
+  /** Nothing to write (an idempotent replay): answered once the batch ends. */
+  | { kind: 'answered'; result: GroupResult }
+  | {
+      kind: 'committing';
+      /** Null when the write finished without a commit (it still records its idempotent answer). */
+      commit: CommitRequest | null;
+      /**
+       * Resume the write with its stamp: it adds its rows to the batch's collector and resolves
+       * to its answer (acknowledged only after the batch commits).
+       */
+      finish(stamp: CommitStamp | null, collector: InsertCollector): Promise<GroupResult>;
+      /** The batch failed before `finish`: let the suspended handler end. */
+      abandon(error: unknown): void;
+    };
+
+export interface GroupResult {
+  json: string;
+  replayed: boolean;
+}
+
+export interface GroupedWrite {
+  readonly deadline: Deadline | null;
+  /** Principal and idempotency key: two writes under one key never share a batch. */
+  readonly idempotencyKey: string | null;
+  /**
+   * Phase one on the batch's transaction: reads and rules, up to the commit point. It must not
+   * write (a rule failure then leaves no trace without a savepoint); a DomainError fails this
+   * write alone.
+   */
+  prepare(stores: Stores): Promise<PreparedWrite>;
+  /** The write by itself in its own transaction, used when its batch failed as a whole. */
+  alone(): Promise<GroupResult>;
+}
+
+/** A write's own rule failed (not the database): it read only, so it can fail alone. */
+function isRuleFailure(error: unknown): boolean {
+  return error instanceof DomainError && error.code !== 'unavailable' && error.code !== 'internal';
+}
+
+interface Entry {
+  write: GroupedWrite;
+  resolve(result: GroupResult): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit per workspace (Postgres): writes queued for one workspace while its previous
+ * batch commits are committed together in one transaction. Phase one runs every write's reads
+ * and rules, one write after another; then the head is locked once, N
+ * sequences are taken in one update, and the commit rows, the writes' rows, their idempotency
+ * records and one NOTIFY are sent together, followed by COMMIT: the statements sent while the
+ * head is locked do not grow with N. Different workspaces commit in parallel.
+ */
+export class GroupCommitter {
+  private static readonly byLedger = new WeakMap<Ledger, GroupCommitter>();
+  private readonly queues = new Map<string, Entry[]>();
+  private readonly running = new Map<string, number>();
+
+  /** One group committer per ledger, shared by every domain on it (tests look at `pending`). */
+  static of(ledger: Ledger): GroupCommitter {
+    let committer = GroupCommitter.byLedger.get(ledger);
+    if (!committer) {
+      committer = new GroupCommitter(ledger);
+      GroupCommitter.byLedger.set(ledger, committer);
+    }
+    return committer;
+  }
+
+  private constructor(
+    private readonly ledger: Ledger,
+    private readonly maxGroupSize = MAX_GROUP_SIZE,
+  ) {}
+
+  /** Writes of a workspace queued or in its running batch. */
+  pending(workspaceId: string): number {
+    return (this.queues.get(workspaceId)?.length ?? 0) + (this.running.get(workspaceId) ?? 0);
+  }
+
+  submit(workspaceId: string, write: GroupedWrite): Promise<GroupResult> {
+    return new Promise<GroupResult>((resolve, reject) => {
+      const entry: Entry = { write, resolve, reject };
+      const queue = this.queues.get(workspaceId);
+      if (queue) {
+        queue.push(entry);
+        return;
+      }
+      const fresh = [entry];
+      this.queues.set(workspaceId, fresh);
+      void this.drain(workspaceId, fresh);
+    });
+  }
+
+  /** One batch at a time per workspace; the next starts when the previous has committed. */
+  private async drain(workspaceId: string, queue: Entry[]): Promise<void> {
+    while (queue.length > 0) {
+      const batch = this.take(queue);
+      this.running.set(workspaceId, batch.length);
+      await this.run(workspaceId, batch);
+      this.running.delete(workspaceId);
+    }
+    this.queues.delete(workspaceId);
+  }
+
+  /** The next batch in arrival order; a second write under a key already in it waits for the next. */
+  private take(queue: Entry[]): Entry[] {
+    const batch: Entry[] = [];
+    const keys = new Set<string>();
+    for (let i = 0; i < queue.length && batch.length < this.maxGroupSize; ) {
+      const entry = queue[i] as Entry;
+      const key = entry.write.idempotencyKey;
+      if (key !== null && keys.has(key)) {
+        i += 1;
+        continue;
+      }
+      if (key !== null) keys.add(key);
+      batch.push(entry);
+      queue.splice(i, 1);
+    }
+    return batch;
+  }
+
+  private async run(workspaceId: string, queued: Entry[]): Promise<void> {
+    const outcomes = new Map<Entry, { result: GroupResult } | { error: unknown }>();
+    // Queued past its deadline: start nothing for it.
+    const batch = queued.filter((entry) => {
+      if (!entry.write.deadline?.passed) return true;
+      outcomes.set(entry, { error: deadlinePassed() });
+      return false;
+    });
+    const suspended: Extract<PreparedWrite, { kind: 'committing' }>[] = [];
+    try {
+      await this.ledger.transaction(
+        async (stores) => {
+          try {
+            await this.runInTransaction(workspaceId, batch, stores, outcomes, suspended);
+          } catch (error) {
+            // Also reached when postgres.js already failed the transaction on a closed
+            // connection while this callback was still running: no handler stays suspended.
+            for (const prepared of suspended) prepared.abandon(error);
+            throw error;
+          }
+        },
+        { retry: false },
+      );
+    } catch (error) {
+      // Nothing of the batch committed: every write runs again by itself (its own deadline,
+      // idempotency record and error answer, as without grouping), so none is half-answered.
+      for (const prepared of suspended) prepared.abandon(error);
+      for (const entry of batch) outcomes.delete(entry);
+      await Promise.all(
+        batch.map(async (entry) => {
+          try {
+            outcomes.set(entry, { result: await entry.write.alone() });
+          } catch (aloneError) {
+            outcomes.set(entry, { error: aloneError });
+          }
+        }),
+      );
+    }
+    for (const entry of queued) {
+      const outcome = outcomes.get(entry);
+      if (!outcome) entry.reject(new DomainError('internal', 'a grouped write was not answered'));
+      else if ('result' in outcome) entry.resolve(outcome.result);
+      else entry.reject(outcome.error);
+    }
+  }
+
+  private async runInTransaction(
+    workspaceId: string,
+    batch: Entry[],
+    stores: Stores,
+    outcomes: Map<Entry, { result: GroupResult } | { error: unknown }>,
+    suspended: Extract<PreparedWrite, { kind: 'committing' }>[],
+  ): Promise<void> {
+    // No statement outlives the earliest deadline in the batch (a later one's write then runs alone).
+    const deadlines = batch.map((e) => e.write.deadline).filter((d): d is Deadline => d !== null);
+    if (deadlines.length > 0) {
+      const remaining = Math.min(...deadlines.map((d) => d.remainingMs()));
+      await stores.db.execute(`set local statement_timeout = ${Math.max(1, Math.ceil(remaining))}`);
+    }
+    const collector = new InsertCollector();
+    const batchStores = collectingStores(stores, collector);
+
+    // Phase one: every write's reads and rules, one write after another (one statement in
+    // flight on the transaction at a time, as outside a batch; they hold no lock on the head).
+    const prepared: PromiseSettledResult<PreparedWrite>[] = [];
+    for (const entry of batch) {
+      try {
+        prepared.push({ status: 'fulfilled', value: await entry.write.prepare(batchStores) });
+      } catch (reason) {
+        prepared.push({ status: 'rejected', reason });
+        // A database error aborted the transaction: the batch fails whatever the others do.
+        if (!isRuleFailure(reason)) break;
+      }
+    }
+    const committing: { entry: Entry; write: Extract<PreparedWrite, { kind: 'committing' }> }[] = [];
+    let failure: unknown = null;
+    prepared.forEach((settled, i) => {
+      const entry = batch[i] as Entry;
+      if (settled.status === 'rejected') {
+        // A rule of this write failed: it read only, so it fails alone. Anything else (a
+        // database error) aborted the transaction: the batch fails as a whole.
+        if (isRuleFailure(settled.reason)) {
+          outcomes.set(entry, { error: settled.reason });
+        } else failure ??= settled.reason;
+      } else if (settled.value.kind === 'answered') {
+        outcomes.set(entry, { result: settled.value.result });
+      } else {
+        suspended.push(settled.value);
+        committing.push({ entry, write: settled.value });
+      }
+    });
+    if (failure !== null) throw failure;
+    // Past its deadline before its commit point: it only read, so it is answered alone.
+    for (let i = committing.length - 1; i >= 0; i -= 1) {
+      const { entry, write } = committing[i] as (typeof committing)[number];
+      if (!entry.write.deadline?.passed) continue;
+      write.abandon(deadlinePassed());
+      outcomes.set(entry, { error: deadlinePassed() });
+      committing.splice(i, 1);
+    }
+    if (committing.length === 0) return;
+
+    // Phase two: lock the head once and take every sequence, then send all rows together.
+    const requests = committing.flatMap(({ write }) => (write.commit ? [write.commit] : []));
+    for (const request of requests) {
+      if (request.workspaceId !== workspaceId) throw new DomainError('internal', 'grouped write in another workspace');
+    }
+    const stamps =
+      requests.length > 0
+        ? consecutiveStamps(await stores.commits.allocateMany(workspaceId, requests.length), requests.length)
+        : [];
+    requests.forEach((request, i) => {
+      const stamp = stamps[i] as CommitStamp;
+      collector.commit({
+        workspaceId,
+        sequence: stamp.sequence,
+        recordedAt: stamp.recordedAt,
+        operation: request.operation,
+        actorId: request.actorId,
+        subjectIds: request.subjectIds,
+      });
+    });
+    let next = 0;
+    const finished = await Promise.all(
+      committing.map(({ write }) => {
+        const stamp = write.commit ? (stamps[next++] as CommitStamp) : null;
+        return write.finish(stamp, collector);
+      }),
+    );
+    suspended.length = 0;
+    // Every row of the batch and one NOTIFY, in one statement.
+    await collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
+    // Right before COMMIT: a write past its deadline must not commit, so the batch rolls back
+    // and its writes run alone (where the late one is answered `unavailable`).
+    for (const { entry } of committing) {
+      if (entry.write.deadline?.passed) throw deadlinePassed();
+    }
+    committing.forEach(({ entry }, i) => {
+      outcomes.set(entry, { result: finished[i] as GroupResult });
+    });
+  }
+}
