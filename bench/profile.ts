@@ -7,7 +7,7 @@
  *
  * Usage: tsx bench/profile.ts [get|get-evidence|graphql|create]...   (default: get graphql)
  * Environment: PROFILE_SECONDS (default 10), PROFILE_CONNECTIONS (default 32),
- * PROFILE_CPU=1, PROFILE_DIR, PROFILE_TOP (default 25), PROFILE_BUILD (an existing build
+ * PROFILE_CPU=1, PROFILE_DIR, PROFILE_TOP (default 25), PROFILE_NODE_FLAGS, PROFILE_BUILD (an existing build
  * directory to run instead of building afresh: compare two builds), and any GATEWAY_ENV_<NAME>=value
  * passed to the gateway as NAME=value (GATEWAY_ENV_DATABASE_POOL_SIZE=10, ...).
  */
@@ -28,6 +28,8 @@ const CPU = process.env.PROFILE_CPU === '1';
 const PROFILE_DIR = process.env.PROFILE_DIR ?? '/tmp/tms-profile';
 const TOP = Number(process.env.PROFILE_TOP ?? 25);
 const READ_SET = 200;
+/** Extra Node flags for the gateway process, space-separated (A/B of a flag). */
+const NODE_FLAGS = (process.env.PROFILE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const workloadNames = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['get', 'graphql'];
 
 const extraEnv: Record<string, string> = {};
@@ -73,6 +75,16 @@ function topSelfTime(file: string, top: number): string[] {
     .map(([key, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
 
+/** MiB of a `/proc/<pid>/status` field (VmRSS now, VmHWM the peak so far); 0 when unavailable. */
+function procStatusMib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const match = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+    return match ? Math.round(Number(match[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 function cpuSeconds(pid: number): number {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -103,7 +115,7 @@ async function main() {
     const out = fs.openSync(logFile, 'w');
     child = spawn(
       process.execPath,
-      [...(CPU ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), build.bundles.gateway],
+      [...NODE_FLAGS, ...(CPU ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), build.bundles.gateway],
       {
         env: {
           PATH: process.env.PATH ?? '',
@@ -155,6 +167,10 @@ async function main() {
       const body = { namespace_id: namespace, kind: 'claim', text: textFor(i), valid_from: 0 };
       ids.push((await post('/v1/memories', workspace, body)).memory?.id as string);
     }
+    const pid = child.pid as number;
+    process.stdout.write(
+      `gateway RSS after setup ${procStatusMib(pid, 'VmRSS')} MiB (flags: ${NODE_FLAGS.join(' ')})\n`,
+    );
     let n = 0;
     const nextId = () => ids[n++ % ids.length] as string;
     // A fresh headers object per request: autocannon writes content-length into the one it gets.
@@ -200,7 +216,7 @@ async function main() {
       });
       const cpuMsPerRequest = ((cpuSeconds(child.pid as number) - cpuBefore) * 1000) / r.requests.total;
       process.stdout.write(
-        `${name}: ${(r.requests.total / r.duration).toFixed(0)} rps, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, gateway CPU ${cpuMsPerRequest.toFixed(2)} ms/request, failed ${r.non2xx + r.errors + r.timeouts} (${JSON.stringify(extraEnv)})\n`,
+        `${name}: ${(r.requests.total / r.duration).toFixed(0)} rps, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, gateway CPU ${cpuMsPerRequest.toFixed(2)} ms/request, failed ${r.non2xx + r.errors + r.timeouts}, RSS ${procStatusMib(pid, 'VmRSS')} MiB, peak ${procStatusMib(pid, 'VmHWM')} MiB (${JSON.stringify(extraEnv)})\n`,
       );
     }
     child.kill('SIGTERM');

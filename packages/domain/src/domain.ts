@@ -15,7 +15,7 @@ import {
   type Operation,
   workspaceIdSchema,
 } from '@tms/catalog';
-import type { ActorRow, CommitStamp, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
+import type { ActorRow, CommitStamp, IdempotencyRecord, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
 import type { SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
@@ -334,18 +334,37 @@ export class Domain {
         const commitPoint = new Promise<{ request: CommitRequest; stamp: Deferred<CommitStamp> }>((resolve) => {
           reached = resolve;
         });
-        const ctx = await this.context(operation, input, meta, stores, cursors, false, (workspaceId, subjectIds) => {
+        // The batch holds this write's idempotency lock already (`idempotencyKey`): the caller's
+        // standing, the namespace the write names and the idempotency record come in one
+        // statement, whose snapshot is taken after the lock was granted.
+        const found: { record: IdempotencyRecord | null } = { record: null };
+        const loadStanding = async (access: WorkspaceAccess) => {
+          const named = [input.namespace_id, input.parent_id].filter((id): id is string => typeof id === 'string');
+          const loaded = await stores.idempotency.findWithStanding(
+            meta.caller.principal,
+            key,
+            access.workspaceId,
+            access.standingQuery(),
+            named,
+          );
+          // Decided as a standing loaded piece by piece: a non-member is `not_found` before any replay.
+          access.adopt(loaded.standing);
+          const byId = new Map(loaded.namespaces.map((row) => [row.id, row]));
+          for (const id of named) access.primeNamespace(id, byId.get(id) ?? null);
+          found.record = loaded.record;
+        };
+        const atCommitPoint = (workspaceId: string, subjectIds: string[]) => {
           const stamp = deferred<CommitStamp>();
           reached({
             request: { workspaceId, subjectIds, operation: operation.name, actorId: meta.caller.actorId },
             stamp,
           });
           return stamp.promise;
-        });
+        };
+        const ctx = await this.context(operation, input, meta, stores, cursors, false, atCommitPoint, loadStanding);
         const workspaceScope = ctx.access?.workspaceId ?? '';
         const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
-        await stores.idempotency.lock(meta.caller.principal, key);
-        const existing = await stores.idempotency.find(meta.caller.principal, key);
+        const existing = found.record;
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
           if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
@@ -396,9 +415,12 @@ export class Domain {
     deferStanding = false,
     /** A grouped write's commit point: the group committer allocates and records the commit. */
     groupCommit: ((workspaceId: string, subjectIds: string[]) => Promise<CommitStamp>) | null = null,
+    /** A write that loads its standing itself, in one statement with its idempotency record. */
+    writeStanding: ((access: WorkspaceAccess) => Promise<void>) | null = null,
   ): Promise<HandlerContext & { shown: Set<string> }> {
-    const access = await this.resolveWorkspace(operation, input, meta, stores, deferStanding);
-    if (access && deferStanding && !STANDING_IN_HANDLER.has(operation.name)) {
+    const access = await this.resolveWorkspace(operation, input, meta, stores, deferStanding || writeStanding !== null);
+    if (access && writeStanding) await writeStanding(access);
+    else if (access && deferStanding && !STANDING_IN_HANDLER.has(operation.name)) {
       await this.loadStanding(access, input, stores);
     }
     let now: Promise<number> | null = null;

@@ -45,12 +45,16 @@ export interface GroupResult {
 
 export interface GroupedWrite {
   readonly deadline: Deadline | null;
-  /** Principal and idempotency key: two writes under one key never share a batch. */
+  /**
+   * Principal and idempotency key (`principal\u001fkey`, the name of its idempotency lock): two
+   * writes under one key never share a batch.
+   */
   readonly idempotencyKey: string | null;
   /**
    * Phase one on the batch's transaction: reads and rules, up to the commit point. It must not
    * write (a rule failure then leaves no trace without a savepoint); a DomainError fails this
-   * write alone.
+   * write alone. The batch has taken the advisory lock of its `idempotencyKey` (as
+   * `IdempotencyStorage.lock` names it) before.
    */
   prepare(stores: Stores): Promise<PreparedWrite>;
   /** The write by itself in its own transaction, used when its batch failed as a whole. */
@@ -197,12 +201,13 @@ export class GroupCommitter {
     outcomes: Map<Entry, { result: GroupResult } | { error: unknown }>,
     suspended: Extract<PreparedWrite, { kind: 'committing' }>[],
   ): Promise<void> {
-    // No statement outlives the earliest deadline in the batch (a later one's write then runs alone).
+    // No statement outlives the earliest deadline in the batch (a later one's write then runs
+    // alone). The timeout is set by the statement that tries every write's idempotency lock.
     const deadlines = batch.map((e) => e.write.deadline).filter((d): d is Deadline => d !== null);
-    if (deadlines.length > 0) {
-      const remaining = Math.min(...deadlines.map((d) => d.remainingMs()));
-      await stores.db.execute(`set local statement_timeout = ${Math.max(1, Math.ceil(remaining))}`);
-    }
+    const statementTimeoutMs =
+      deadlines.length > 0 ? Math.max(1, Math.ceil(Math.min(...deadlines.map((d) => d.remainingMs())))) : null;
+    const lockNames = batch.flatMap((e) => (e.write.idempotencyKey === null ? [] : [e.write.idempotencyKey]));
+    await stores.idempotency.lockAll(lockNames, statementTimeoutMs);
     const collector = new InsertCollector();
     const batchStores = collectingStores(stores, collector);
 

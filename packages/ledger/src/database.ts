@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
@@ -128,6 +126,12 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     };
   }
 
+  // PGlite and its drizzle driver are loaded only here: a gateway on Postgres never needs them.
+  const [{ PGlite: PGliteClass }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ]);
   const dataDir = options.dataDir ?? 'memory://';
   // One process at a time on a folder (decisions §9), locked before PGlite touches it.
   const lock = dataDir.startsWith('memory://')
@@ -136,7 +140,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   let client: PGlite;
   try {
     if (lock) fs.mkdirSync(dataDir, { recursive: true });
-    client = await PGlite.create(dataDir);
+    client = await PGliteClass.create(dataDir);
   } catch (error) {
     lock?.release();
     throw error;

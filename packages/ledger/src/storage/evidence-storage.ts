@@ -10,7 +10,7 @@ import {
   jsonRows,
   type Standing,
   type StandingQuery,
-  selectDocument,
+  selectShapedDocument,
   standingMembers,
 } from './read-view';
 
@@ -44,13 +44,15 @@ export class EvidenceStorage {
     standing: StandingQuery,
     page: { knownAt: number; after: { recordedAt: number; id: string } | null; limit: number },
   ): Promise<EvidenceReadView> {
-    const { knownAt, after, limit } = page;
-    const position = after
-      ? sql`and (v.recorded_at > ${after.recordedAt} or (v.recorded_at = ${after.recordedAt} and v.id > ${after.id}))`
-      : sql``;
-    const document = await selectDocument(
+    const document = await selectShapedDocument(
       this.db,
-      sql`${standingMembers(workspaceId, standing)},
+      'evidence.readView',
+      { workspaceId, evidenceId, standing, knownAt: page.knownAt, after: page.after, limit: page.limit },
+      ({ workspaceId, evidenceId, standing, knownAt, after, limit }) => {
+        const position = after
+          ? sql`and (v.recorded_at > ${after.recordedAt} or (v.recorded_at = ${after.recordedAt} and v.id > ${after.id}))`
+          : sql``;
+        return sql`${standingMembers(workspaceId, standing)},
         'evidence', (select ${jsonRow(evidence, 'e')} from evidence e where e.workspace_id = ${workspaceId} and e.id = ${evidenceId}),
         'namespace', (select ${jsonRow(namespaces, 'n')} from evidence e join namespaces n on n.workspace_id = e.workspace_id and n.id = e.namespace_id where e.workspace_id = ${workspaceId} and e.id = ${evidenceId}),
         'verifications', ${jsonRows(
@@ -58,7 +60,8 @@ export class EvidenceStorage {
           'v',
           sql`from (select * from verifications v where v.workspace_id = ${workspaceId} and v.evidence_id = ${evidenceId} and v.recorded_at <= ${knownAt} ${position} order by v.recorded_at, v.id limit ${limit}) v`,
           sql`v.recorded_at, v.id`,
-        )}`,
+        )}`;
+      },
     );
     return {
       standing: decodeStanding(document),
@@ -82,15 +85,20 @@ export class EvidenceStorage {
     knownAt: number,
   ): Promise<{ evidence: EvidenceRow[]; namespaces: NamespaceRow[]; verifications: VerificationRow[] }> {
     if (ids.length === 0) return { evidence: [], namespaces: [], verifications: [] };
-    const idList = sql.join(
-      ids.map((id) => sql`${id}`),
-      sql`, `,
-    );
-    const document = await selectDocument(
+    const document = await selectShapedDocument(
       this.db,
-      sql`'evidence', ${jsonRows(evidence, 'e', sql`from evidence e where e.workspace_id = ${workspaceId} and e.id in (${idList})`, sql`e.id`)},
+      'evidence.citedView',
+      { workspaceId, ids, knownAt },
+      (inputs) => {
+        const { workspaceId, knownAt } = inputs;
+        const idList = sql.join(
+          inputs.ids.map((id) => sql`${id}`),
+          sql`, `,
+        );
+        return sql`'evidence', ${jsonRows(evidence, 'e', sql`from evidence e where e.workspace_id = ${workspaceId} and e.id in (${idList})`, sql`e.id`)},
         'namespaces', ${jsonRows(namespaces, 'n', sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (select e.namespace_id from evidence e where e.workspace_id = ${workspaceId} and e.id in (${idList}))`, sql`n.id`)},
-        'verifications', ${jsonRows(verifications, 'v', sql`from verifications v where v.workspace_id = ${workspaceId} and v.evidence_id in (${idList}) and v.recorded_at <= ${knownAt}`, sql`v.recorded_at, v.id`)}`,
+        'verifications', ${jsonRows(verifications, 'v', sql`from verifications v where v.workspace_id = ${workspaceId} and v.evidence_id in (${idList}) and v.recorded_at <= ${knownAt}`, sql`v.recorded_at, v.id`)}`;
+      },
     );
     return {
       evidence: decodeJsonRows<EvidenceRow>(evidence, document.evidence),

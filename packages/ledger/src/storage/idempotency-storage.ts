@@ -1,6 +1,19 @@
 import { and, arrayOverlaps, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { idempotencyRecords } from '../schema';
+import { rowsOf } from '../rows';
+import { idempotencyRecords, namespaces } from '../schema';
+import type { NamespaceRow } from './namespace-storage';
+import {
+  decodeJsonRow,
+  decodeJsonRows,
+  decodeStanding,
+  jsonRow,
+  jsonRows,
+  type Standing,
+  type StandingQuery,
+  selectDocument,
+  standingMembers,
+} from './read-view';
 
 export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
 
@@ -13,6 +26,65 @@ export class IdempotencyStorage {
    */
   async lock(principal: string, key: string): Promise<void> {
     await this.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${principal}\u001f${key}`}, 0))`);
+  }
+
+  /**
+   * `lock` for several (principal, key) lock names (`principal\u001fkey`) at once (a group
+   * commit's writes), and from here on no statement of the transaction runs longer than
+   * `timeoutMs`. The locks are tried in one statement, in name order; a lock held elsewhere is
+   * then waited for by a statement of its own, which the timeout bounds (a deadlock with another
+   * batch fails this one, whose writes then run alone).
+   */
+  async lockAll(lockNames: readonly string[], timeoutMs: number | null): Promise<void> {
+    const names = [...new Set(lockNames)].sort();
+    const timeout = timeoutMs === null ? sql`null` : sql`set_config('statement_timeout', ${String(timeoutMs)}, true)`;
+    const list = names.length
+      ? sql.join(
+          names.map((name) => sql`${name}`),
+          sql`, `,
+        )
+      : sql``;
+    const result = await this.db.execute(
+      sql`select ${timeout} as timeout, array(select u.name from unnest(array[${list}]::text[]) with ordinality as u(name, i) where not pg_try_advisory_xact_lock(hashtextextended(u.name, 0)) order by u.i) as busy`,
+    );
+    const busy = rowsOf<{ busy: string[] | null }>(result)[0]?.busy ?? [];
+    for (const name of busy) await this.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`);
+  }
+
+  /**
+   * After `lock`: the record under this principal and key, with the caller's standing in a
+   * workspace and the namespaces a write names, in one statement (its snapshot is taken after
+   * the lock was granted, so it sees the record of whoever held the lock before).
+   */
+  async findWithStanding(
+    principal: string,
+    key: string,
+    workspaceId: string,
+    query: StandingQuery,
+    namespaceIds: readonly string[],
+  ): Promise<{ record: IdempotencyRecord | null; standing: Standing; namespaces: NamespaceRow[] }> {
+    const named = namespaceIds.length
+      ? jsonRows(
+          namespaces,
+          'n',
+          sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${sql.join(
+            namespaceIds.map((id) => sql`${id}`),
+            sql`, `,
+          )})`,
+          sql`n.id`,
+        )
+      : sql`'[]'::json`;
+    const record = sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1)`;
+    const document = await selectDocument(
+      this.db,
+      sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}, 'record', ${record}`,
+    );
+    const found = document.record as Record<string, unknown> | null;
+    return {
+      record: found ? decodeJsonRow<IdempotencyRecord>(idempotencyRecords, found) : null,
+      standing: decodeStanding(document),
+      namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
+    };
   }
 
   /** The record under this principal and key, in whichever workspace it was used. */

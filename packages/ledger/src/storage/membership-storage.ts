@@ -8,7 +8,7 @@ import {
   jsonRows,
   type Standing,
   type StandingQuery,
-  selectDocument,
+  selectShapedDocument,
   standingMembers,
 } from './read-view';
 
@@ -38,18 +38,25 @@ export class MembershipStorage {
     query: StandingQuery,
     namespaceIds: readonly string[],
   ): Promise<{ standing: Standing; namespaces: NamespaceRow[] }> {
-    const named = namespaceIds.length
-      ? jsonRows(
-          namespaces,
-          'n',
-          sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${sql.join(
-            namespaceIds.map((id) => sql`${id}`),
-            sql`, `,
-          )})`,
-          sql`n.id`,
-        )
-      : sql`'[]'::json`;
-    const document = await selectDocument(this.db, sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}`);
+    const document = await selectShapedDocument(
+      this.db,
+      'memberships.standing',
+      { workspaceId, query, namespaceIds },
+      ({ workspaceId, query, namespaceIds }) => {
+        const named = namespaceIds.length
+          ? jsonRows(
+              namespaces,
+              'n',
+              sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${sql.join(
+                namespaceIds.map((id) => sql`${id}`),
+                sql`, `,
+              )})`,
+              sql`n.id`,
+            )
+          : sql`'[]'::json`;
+        return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}`;
+      },
+    );
     return {
       standing: decodeStanding(document),
       namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),

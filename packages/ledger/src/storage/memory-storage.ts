@@ -10,7 +10,7 @@ import {
   jsonRows,
   type Standing,
   type StandingQuery,
-  selectDocument,
+  selectShapedDocument,
   standingMembers,
 } from './read-view';
 
@@ -58,22 +58,25 @@ export class MemoryStorage {
     standing: StandingQuery,
     options: { revisions?: boolean } = {},
   ): Promise<MemoryReadView> {
-    // History pages its revisions itself: then none are loaded here.
-    const revisionRows =
-      options.revisions === false
-        ? sql`'[]'::json`
-        : jsonRows(
-            revisions,
-            'r',
-            sql`from revisions r where r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`,
-            sql`r.generation desc`,
-          );
-    const document = await selectDocument(
+    const document = await selectShapedDocument(
       this.db,
-      sql`${standingMembers(workspaceId, standing)},
+      'memories.readView',
+      { workspaceId, memoryId, standing, withRevisions: options.revisions !== false },
+      ({ workspaceId, memoryId, standing, withRevisions }) => {
+        // History pages its revisions itself: then none are loaded here.
+        const revisionRows = withRevisions
+          ? jsonRows(
+              revisions,
+              'r',
+              sql`from revisions r where r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`,
+              sql`r.generation desc`,
+            )
+          : sql`'[]'::json`;
+        return sql`${standingMembers(workspaceId, standing)},
         'memory', (select ${jsonRow(memories, 'm')} from memories m where m.workspace_id = ${workspaceId} and m.id = ${memoryId}),
         'namespace', (select ${jsonRow(namespaces, 'n')} from memories m join namespaces n on n.workspace_id = m.workspace_id and n.id = m.namespace_id where m.workspace_id = ${workspaceId} and m.id = ${memoryId}),
-        'revisions', ${revisionRows}`,
+        'revisions', ${revisionRows}`;
+      },
     );
     return {
       standing: decodeStanding(document),

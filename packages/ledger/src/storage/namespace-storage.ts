@@ -7,7 +7,7 @@ import {
   jsonRow,
   type Standing,
   type StandingQuery,
-  selectDocument,
+  selectShapedDocument,
   standingMembers,
 } from './read-view';
 
@@ -38,9 +38,11 @@ export class NamespaceStorage {
     id: string,
     standing: StandingQuery,
   ): Promise<{ standing: Standing; namespace: NamespaceRow | null }> {
-    const document = await selectDocument(
+    const document = await selectShapedDocument(
       this.db,
-      sql`${standingMembers(workspaceId, standing)},
+      'namespaces.readView',
+      { workspaceId, id, standing },
+      ({ workspaceId, id, standing }) => sql`${standingMembers(workspaceId, standing)},
         'namespace', (select ${jsonRow(namespaces, 'n')} from namespaces n where n.workspace_id = ${workspaceId} and n.id = ${id})`,
     );
     return {

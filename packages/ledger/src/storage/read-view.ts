@@ -1,5 +1,5 @@
 import { getTableColumns, type SQL, sql } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
+import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
 import { grants, namespaces } from '../schema';
@@ -51,17 +51,35 @@ export function jsonRow(table: PgTable, alias: string): SQL {
   return sql`json_build_object(${sql.join(parts, sql`, `)})`;
 }
 
+/** A table's columns as `decodeJsonRow` walks them, computed once per table. */
+const decodingColumns = new WeakMap<
+  PgTable,
+  { key: string; column: ReturnType<typeof getTableColumns>[string]; bytea: boolean }[]
+>();
+
+function columnsToDecode(table: PgTable) {
+  let columns = decodingColumns.get(table);
+  if (!columns) {
+    columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({
+      key,
+      column,
+      bytea: column.getSQLType() === 'bytea',
+    }));
+    decodingColumns.set(table, columns);
+  }
+  return columns;
+}
+
 /** A row built by `jsonRow`, mapped through each column's decoder as a Drizzle select would. */
 export function decodeJsonRow<T>(table: PgTable, value: Json): T {
   const row: Json = {};
-  for (const [key, column] of Object.entries(getTableColumns(table))) {
+  for (const { key, column, bytea } of columnsToDecode(table)) {
     const raw = value[key];
     if (raw === null || raw === undefined) {
       row[key] = null;
       continue;
     }
-    const driverValue = column.getSQLType() === 'bytea' ? Buffer.from(raw as string, 'hex') : raw;
-    row[key] = column.mapFromDriverValue(driverValue);
+    row[key] = column.mapFromDriverValue(bytea ? Buffer.from(raw as string, 'hex') : raw);
   }
   return row as T;
 }
@@ -143,8 +161,136 @@ export function decodeStanding(value: Json): Standing {
  * cast makes both drivers hand back the same string.
  */
 export async function selectDocument(db: Database, members: SQL): Promise<Json> {
-  const result = await db.execute(sql`select json_build_object(${members})::text as document`);
+  return parseDocument(await db.execute(documentStatement(members)));
+}
+
+function documentStatement(members: SQL): SQL {
+  return sql`select json_build_object(${members})::text as document`;
+}
+
+function parseDocument(result: unknown): Json {
   const text = rowsOf<{ document: string }>(result)[0]?.document;
   if (text === undefined) throw new Error('a one-row read answered no row');
   return JSON.parse(text) as Json;
+}
+
+/**
+ * Statement texts built once per shape. Building a one-statement read with Drizzle's `sql`
+ * templates (dozens of nested fragments, every column named) and compiling it costs more CPU
+ * than the rest of a `memories.get`; yet its text depends only on the shape of its inputs (which
+ * of them are null, how many grant targets, ...), never on their values. So the text is
+ * compiled once per shape, with stand-in values, and split at its parameters; later reads of
+ * that shape only interleave their values. Texts (and so the statements prepared on Postgres)
+ * and parameters are exactly those of building afresh.
+ */
+interface Shape {
+  /** The text between parameters (one more than the slots). */
+  pieces: string[];
+  /** For each parameter, which input value it is (an index into the values `standIn` collects), or a constant of the builder. */
+  slots: ({ input: number } | { constant: unknown })[];
+}
+
+const dialect = new PgDialect();
+const STAND_IN = '\u0000tms-input:';
+/** Shapes kept (credentials with many grant targets make many shapes); past this, build afresh. */
+const MAX_SHAPES = 500;
+const shapes = new Map<string, Shape | null>();
+
+/**
+ * The shape of `inputs` as a key, with its strings and numbers (the values, which become
+ * parameters) replaced by stand-ins and collected into `values`. Nulls, booleans, absent fields
+ * and array lengths are the shape: a builder may branch on those only. Null for inputs of a kind
+ * this does not know (then the statement is built afresh).
+ */
+function standIn(input: unknown, values: unknown[]): { key: string; standIn: unknown } | null {
+  if (typeof input === 'string' || typeof input === 'number') {
+    values.push(input);
+    return { key: '$', standIn: `${STAND_IN}${values.length - 1}` };
+  }
+  if (input === null || input === undefined || typeof input === 'boolean') {
+    return { key: String(input), standIn: input };
+  }
+  if (Array.isArray(input)) {
+    const keys: string[] = [];
+    const items: unknown[] = [];
+    for (const item of input) {
+      const part = standIn(item, values);
+      if (!part) return null;
+      keys.push(part.key);
+      items.push(part.standIn);
+    }
+    return { key: `[${keys.join(',')}]`, standIn: items };
+  }
+  if (typeof input === 'object' && Object.getPrototypeOf(input) === Object.prototype) {
+    const keys: string[] = [];
+    const fields: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(input)) {
+      const part = standIn(value, values);
+      if (!part) return null;
+      keys.push(`${name}:${part.key}`);
+      fields[name] = part.standIn;
+    }
+    return { key: `{${keys.join(',')}}`, standIn: fields };
+  }
+  return null;
+}
+
+/** Compile a statement built from stand-ins into its shape; null when its text cannot be split safely. */
+function compileShape(statement: SQL): Shape | null {
+  const query = dialect.sqlToQuery(statement);
+  const pieces = query.sql.split(/\$\d+/);
+  const numbers = query.sql.match(/\$\d+/g) ?? [];
+  // Parameters numbered $1..$n in order, each once, and no stand-in written into the text.
+  if (numbers.length !== query.params.length || query.sql.includes(STAND_IN)) return null;
+  if (numbers.some((n, i) => n !== `$${i + 1}`)) return null;
+  const slots: Shape['slots'] = [];
+  for (const param of query.params) {
+    if (typeof param === 'string' && param.startsWith(STAND_IN)) {
+      slots.push({ input: Number(param.slice(STAND_IN.length)) });
+    } else if (typeof param === 'string' && param.includes(STAND_IN)) {
+      // An input some encoder rewrote: its value cannot simply be put in its place.
+      return null;
+    } else {
+      slots.push({ constant: param }); // the builder's own (a grant target kind)
+    }
+  }
+  return { pieces, slots };
+}
+
+/**
+ * `selectDocument` of the members `build` makes from `inputs`, whose statement text is compiled
+ * once per shape of the inputs (see `standIn`) under `name`, which must name the builder.
+ */
+export async function selectShapedDocument<I>(
+  db: Database,
+  name: string,
+  inputs: I,
+  build: (inputs: I) => SQL,
+): Promise<Json> {
+  const values: unknown[] = [];
+  const split = standIn(inputs, values);
+  const key = split ? `${name}|${split.key}` : null;
+  let shape = key === null ? null : shapes.get(key);
+  if (shape === undefined && key !== null && split && shapes.size < MAX_SHAPES) {
+    shape = compileShape(documentStatement(build(split.standIn as I)));
+    // Once per shape: the reused text must be exactly what building afresh gives (a builder that
+    // branched on a value would differ), or the shape is not reused.
+    const fresh = documentStatement(build(inputs));
+    if (shape && !sameQuery(dialect.sqlToQuery(fresh), dialect.sqlToQuery(fill(shape, values)))) shape = null;
+    shapes.set(key, shape);
+    if (!shape) return parseDocument(await db.execute(fresh));
+  }
+  const statement = shape ? fill(shape, values) : documentStatement(build(inputs));
+  return parseDocument(await db.execute(statement));
+}
+
+function fill(shape: Shape, values: readonly unknown[]): SQL {
+  return sql(
+    shape.pieces as unknown as TemplateStringsArray,
+    ...shape.slots.map((slot) => ('input' in slot ? values[slot.input] : slot.constant)),
+  );
+}
+
+function sameQuery(a: { sql: string; params: unknown[] }, b: { sql: string; params: unknown[] }): boolean {
+  return a.sql === b.sql && a.params.length === b.params.length && a.params.every((p, i) => p === b.params[i]);
 }

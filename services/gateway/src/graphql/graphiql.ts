@@ -1,4 +1,3 @@
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { workspaceIdSchema } from '@tms/catalog';
 import { GRAPHQL_PATH } from './yoga';
 
@@ -38,6 +37,9 @@ export async function graphiqlPage(url: URL, options: GraphiqlOptions): Promise<
   };
   const workspace = url.searchParams.get('workspace');
   if (workspace && workspaceIdSchema.safeParse(workspace).success) headers['X-Service-Workspace'] = workspace;
+  // Loaded on the first page view, not at start: its inlined scripts are ~30 MiB of strings in
+  // the heap, which a gateway that never serves the page (API traffic only) should not carry.
+  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
   return renderGraphiQL({
     title: 'Temporal Memory Service · GraphQL',
     endpoint: GRAPHQL_PATH,

@@ -3,8 +3,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorCode, errorObject, idSchema, OPERATION_LIMITS } from '@tms/catalog';
 import { Deadline } from '@tms/domain';
 
+const REQUEST_ID_BYTES = 12;
+/** Random bytes drawn for many request ids at once: one `randomFillSync` per request cost ~2% of a get's CPU. */
+const requestIdPool = Buffer.alloc(REQUEST_ID_BYTES * 256);
+let requestIdPoolOffset = requestIdPool.length;
+
 export function freshRequestId(): string {
-  return `req_${crypto.randomBytes(12).toString('hex')}`;
+  if (requestIdPoolOffset + REQUEST_ID_BYTES > requestIdPool.length) {
+    crypto.randomFillSync(requestIdPool);
+    requestIdPoolOffset = 0;
+  }
+  const start = requestIdPoolOffset;
+  requestIdPoolOffset += REQUEST_ID_BYTES;
+  return `req_${requestIdPool.toString('hex', start, start + REQUEST_ID_BYTES)}`;
 }
 
 /** Per-request bookkeeping shared by every route: id, operation label, error rendering. */
