@@ -8,7 +8,7 @@ import {
   decodeJsonRows,
   decodeStanding,
   jsonRow,
-  jsonRows,
+  namedNamespaces,
   type Standing,
   type StandingQuery,
   selectDocument,
@@ -63,17 +63,7 @@ export class IdempotencyStorage {
     query: StandingQuery,
     namespaceIds: readonly string[],
   ): Promise<{ record: IdempotencyRecord | null; standing: Standing; namespaces: NamespaceRow[] }> {
-    const named = namespaceIds.length
-      ? jsonRows(
-          namespaces,
-          'n',
-          sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${sql.join(
-            namespaceIds.map((id) => sql`${id}`),
-            sql`, `,
-          )})`,
-          sql`n.id`,
-        )
-      : sql`'[]'::json`;
+    const named = namedNamespaces(workspaceId, namespaceIds);
     const record = sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1)`;
     const document = await selectDocument(
       this.db,

@@ -5,7 +5,7 @@ import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRows,
   decodeStanding,
-  jsonRows,
+  namedNamespaces,
   type Standing,
   type StandingQuery,
   selectShapedDocument,
@@ -43,17 +43,7 @@ export class MembershipStorage {
       'memberships.standing',
       { workspaceId, query, namespaceIds },
       ({ workspaceId, query, namespaceIds }) => {
-        const named = namespaceIds.length
-          ? jsonRows(
-              namespaces,
-              'n',
-              sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${sql.join(
-                namespaceIds.map((id) => sql`${id}`),
-                sql`, `,
-              )})`,
-              sql`n.id`,
-            )
-          : sql`'[]'::json`;
+        const named = namedNamespaces(workspaceId, namespaceIds);
         return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}`;
       },
     );

@@ -145,6 +145,17 @@ export function standingMembers(workspaceId: string, query: StandingQuery): SQL 
   return sql`'role', ${role}, 'workspaceExists', ${workspaceExists}, 'grants', ${grantRows}, 'ceiling', ${ceiling}, 'head', ${head}`;
 }
 
+/** `json_agg` of the workspace's namespaces among `ids` (the namespaces a request names), `[]` for none. */
+export function namedNamespaces(workspaceId: string, ids: readonly string[]): SQL {
+  if (ids.length === 0) return sql`'[]'::json`;
+  return jsonRows(
+    namespaces,
+    'n',
+    sql`from namespaces n where n.workspace_id = ${workspaceId} and n.id in (${list(ids)})`,
+    sql`n.id`,
+  );
+}
+
 export function decodeStanding(value: Json): Standing {
   const head = value.head as { sequence: number | string; recordedAt: number } | null;
   return {
