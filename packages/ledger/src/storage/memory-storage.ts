@@ -189,9 +189,12 @@ export class MemoryStorage {
 
   /**
    * One page of a namespace's memories at (asOf, knownAt): for each memory its revision that
-   * was current at knownAt and valid at asOf, unpurged; ordered by memory id.
+   * was current at knownAt and valid at asOf, unpurged, ordered by memory id; with each row its
+   * memory's highest generation recorded by `knownAt` (as `generationsAt`), in one statement. The
+   * outer table is named in full in the subquery: Drizzle leaves columns unqualified in a
+   * one-table select.
    */
-  async listCurrent(
+  async listCurrentWithGenerations(
     workspaceId: string,
     options: {
       namespaceId: string;
@@ -201,32 +204,6 @@ export class MemoryStorage {
       afterMemoryId: string | null;
       limit: number;
     },
-  ): Promise<RevisionRow[]> {
-    const { namespaceId, kind, asOf, knownAt, afterMemoryId, limit } = options;
-    return this.db
-      .select()
-      .from(revisions)
-      .where(
-        and(
-          eq(revisions.workspaceId, workspaceId),
-          eq(revisions.namespaceId, namespaceId),
-          kind ? eq(revisions.kind, kind) : undefined,
-          visibleAt(asOf, knownAt),
-          afterMemoryId ? gt(revisions.memoryId, afterMemoryId) : undefined,
-        ),
-      )
-      .orderBy(asc(revisions.memoryId))
-      .limit(limit);
-  }
-
-  /**
-   * `listCurrent` with, for each row, its memory's highest generation recorded by `knownAt` (as
-   * `generationsAt`): one statement for a page. The outer table is named in full in the
-   * subquery: Drizzle leaves columns unqualified in a one-table select.
-   */
-  async listCurrentWithGenerations(
-    workspaceId: string,
-    options: Parameters<MemoryStorage['listCurrent']>[1],
   ): Promise<{ revision: RevisionRow; generation: number }[]> {
     const { namespaceId, kind, asOf, knownAt, afterMemoryId, limit } = options;
     const rows = await this.db
