@@ -1,4 +1,5 @@
 export { Indexer, type IndexerOptions } from './indexer';
+export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
 export { MeilisearchProvider } from './meilisearch-provider';
 export { indexerMetrics } from './metrics';
 export { NoSearchProvider } from './none-provider';

@@ -1,8 +1,7 @@
-import type { Ledger } from '@tms/ledger';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 
-/** Indexer throughput and lag, for the indexer's /metrics and the embedded gateway's. */
-export function indexerMetrics(registry: Registry, ledger: Ledger, provider: string) {
+/** Indexer throughput, for the indexer's /metrics and the embedded gateway's (the lag is in ./lag.ts). */
+export function indexerMetrics(registry: Registry) {
   const commits = new Counter({
     name: 'tms_indexer_commits_total',
     help: 'Commits indexed',
@@ -17,15 +16,6 @@ export function indexerMetrics(registry: Registry, ledger: Ledger, provider: str
     name: 'tms_indexer_errors_total',
     help: 'Failed indexing attempts',
     registers: [registry],
-  });
-  new Gauge({
-    name: 'tms_indexer_lag_commits',
-    help: 'Commits recorded in the ledger but not yet indexed, summed over workspaces',
-    registers: [registry],
-    async collect() {
-      const lag = await ledger.stores.indexState.lag(provider, true).catch(() => []);
-      this.set(lag.reduce((sum, w) => sum + (w.headSequence - w.indexedSequence), 0));
-    },
   });
   return {
     onBatch: (event: { commits: number; documents: number }) => {

@@ -10,8 +10,10 @@ const schema = z
     HOST: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GRAPHIQL: z.enum(['0', '1']).optional(),
-    /** Run the indexer inside the gateway (default with the embedded PGlite ledger) or as its own service. */
-    INDEXER: z.enum(['embedded', 'external']).optional(),
+    /** Run the indexer inside the gateway (the default, on either ledger) or as its own service. */
+    INDEXER: z.enum(['embedded', 'external']).default('embedded'),
+    /** Commits that wait this long for an indexer make the gateway warn (decisions §9: 30 s). */
+    INDEX_STALL_SECONDS: z.coerce.number().min(1).max(86_400).default(30),
     /** The HTTP server's limits: time to receive headers, a whole request, keep-alive idle time, open connections. */
     HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
     HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),

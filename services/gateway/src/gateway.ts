@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { DevIssuer } from '@tms/auth';
 import { composeDomain } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
-import { Indexer, indexerMetrics, type SearchProvider } from '@tms/search';
+import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app';
 import type { GatewayEnv } from './env';
@@ -25,11 +25,13 @@ export interface GatewayOptions {
   timeoutMs?: number;
   /** False in all but one cluster worker: the embedded indexer runs in one process only. */
   indexer?: boolean;
+  /** False to skip the index lag watch (tests that count statements). */
+  lagWatch?: boolean;
 }
 
-/** The indexer inside the gateway process (the embedded PGlite default, or INDEXER=embedded). */
+/** The indexer inside the gateway process (the default on either ledger; INDEXER=external turns it off). */
 function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: GatewayMetrics, logger: Logger): Indexer {
-  const counters = indexerMetrics(metrics.registry, ledger, search.name);
+  const counters = indexerMetrics(metrics.registry);
   return new Indexer(ledger, search, {
     pollMs: 500,
     onBatch: counters.onBatch,
@@ -37,6 +39,30 @@ function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: Gatewa
       counters.onError();
       logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff');
     },
+  });
+}
+
+/**
+ * Warns when commits wait longer than `stallSeconds` for an indexer, whichever process should
+ * run it: a stopped `INDEXER=external` service otherwise leaves recall `pending` with no word.
+ */
+function indexLagWatch(ledger: Ledger, search: SearchProvider, stallSeconds: number, logger: Logger): IndexLagWatch {
+  return new IndexLagWatch(ledger, search.name, {
+    stallSeconds,
+    intervalMs: Math.min(10_000, (stallSeconds * 1000) / 3),
+    repeatMs: 5 * 60_000,
+    onStalled: (lag) =>
+      logger.warn(
+        {
+          provider: search.name,
+          workspaces: lag.stalled.map((w) => w.workspaceId).slice(0, 10),
+          stalled_workspaces: lag.stalled.length,
+          lag_commits: lag.commits,
+          oldest_unindexed_seconds: Math.round(lag.oldestSeconds),
+        },
+        `search index stalled: commits have waited over ${stallSeconds} s for an indexer; recall answers pending until one runs (INDEXER=external needs the indexer service)`,
+      ),
+    onRecovered: () => logger.info({ provider: search.name }, 'search index caught up again'),
   });
 }
 
@@ -50,9 +76,14 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     holder: 'gateway',
   });
   const metrics = new GatewayMetrics();
+  // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
+  const indexes = search.name !== 'none';
+  if (indexes) indexLagMetrics(metrics.registry, ledger, search.name, env.INDEX_STALL_SECONDS);
   const indexer =
-    options.indexer !== false && (env.INDEXER ?? (env.DATABASE_URL ? 'external' : 'embedded')) === 'embedded'
-      ? embeddedIndexer(ledger, search, metrics, logger)
+    options.indexer !== false && env.INDEXER === 'embedded' ? embeddedIndexer(ledger, search, metrics, logger) : null;
+  const lagWatch =
+    options.indexer !== false && options.lagWatch !== false && indexes
+      ? indexLagWatch(ledger, search, env.INDEX_STALL_SECONDS, logger)
       : null;
   const server = createApp({
     domain,
@@ -80,6 +111,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   });
   const port = (server.address() as AddressInfo).port;
   const indexerDone = indexer?.run().catch((error) => logger.error({ err: error }, 'embedded indexer stopped'));
+  lagWatch?.start();
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -91,6 +123,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      lagWatch?.stop();
       indexer?.stop();
       await indexerDone;
       await ledger.close();

@@ -41,7 +41,10 @@ export interface Harness {
 export interface HarnessOptions {
   driver: Driver;
   timeoutMs?: number;
-  env?: Record<string, string>;
+  /** Environment over the harness defaults; `undefined` removes a default (e.g. `INDEXER`). */
+  env?: Record<string, string | undefined>;
+  /** Run the index lag watch (off by default: its statements would show in query counts). */
+  lagWatch?: boolean;
   /** Skip migrations (to test readiness before `svc migrate`). */
   migrate?: boolean;
 }
@@ -88,6 +91,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const gateway = await startGateway(env, {
     logger,
     timeoutMs: options.timeoutMs,
+    lagWatch: options.lagWatch ?? false,
     onQuery: (text) => {
       queries.count += 1;
       queries.texts.push(text);

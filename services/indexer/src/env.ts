@@ -10,6 +10,8 @@ const schema = z
     INDEXER_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     /** Port of the indexer's own /metrics and /healthz; 0 picks one, unset serves none. */
     INDEXER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    /** The lag gauges count a workspace as stalled past this many seconds (as the gateway's do). */
+    INDEX_STALL_SECONDS: z.coerce.number().min(1).max(86_400).default(30),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { searchProviderFor } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
-import { Indexer, indexerMetrics } from '@tms/search';
+import { Indexer, indexerMetrics, indexLagMetrics } from '@tms/search';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { parseEnv } from './env';
@@ -18,7 +18,8 @@ const logger = pino({ level: env.LOG_LEVEL });
 const ledger = await Ledger.open({ databaseUrl: env.DATABASE_URL, maxConnections: 4 });
 const provider = searchProviderFor({ ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' }, ledger);
 const registry = new Registry();
-const metrics = indexerMetrics(registry, ledger, provider.name);
+const metrics = indexerMetrics(registry);
+if (provider.name !== 'none') indexLagMetrics(registry, ledger, provider.name, env.INDEX_STALL_SECONDS);
 const indexer = new Indexer(ledger, provider, {
   exclusive: true,
   batchSize: env.INDEXER_BATCH_SIZE,

@@ -7,6 +7,8 @@ export interface IndexLag {
   workspaceId: string;
   headSequence: number;
   indexedSequence: number;
+  /** When the first commit the provider has not indexed was recorded (unix seconds); null when caught up. */
+  oldestUnindexedAt: number | null;
 }
 
 /** The indexer's progress per workspace and provider. */
@@ -46,15 +48,23 @@ export class IndexStateStorage {
   /** Every workspace with its head and indexed sequence, optionally only those behind. */
   async lag(provider: string, onlyBehind: boolean): Promise<IndexLag[]> {
     const result = await this.db.execute(sql`
-      select h.workspace_id, h.sequence as head, coalesce(s.indexed_sequence, 0) as indexed
+      select h.workspace_id, h.sequence as head, coalesce(s.indexed_sequence, 0) as indexed,
+             c.recorded_at as oldest_unindexed_at
         from workspace_heads h
         left join index_state s on s.workspace_id = h.workspace_id and s.provider = ${provider}
+        left join commits c on c.workspace_id = h.workspace_id and c.sequence = coalesce(s.indexed_sequence, 0) + 1
        where ${onlyBehind ? sql`h.sequence > coalesce(s.indexed_sequence, 0)` : sql`true`}
        order by h.workspace_id`);
-    return rowsOf<{ workspace_id: string; head: string | number; indexed: string | number }>(result).map((r) => ({
+    return rowsOf<{
+      workspace_id: string;
+      head: string | number;
+      indexed: string | number;
+      oldest_unindexed_at: string | number | null;
+    }>(result).map((r) => ({
       workspaceId: r.workspace_id,
       headSequence: Number(r.head),
       indexedSequence: Number(r.indexed),
+      oldestUnindexedAt: r.oldest_unindexed_at === null ? null : Number(r.oldest_unindexed_at),
     }));
   }
 
