@@ -1,34 +1,13 @@
 import crypto from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { OPERATIONS_BY_NAME, type Operation, type OperationName, type OperationOutput } from '@tms/catalog';
 import { composeDomain } from '@tms/composition';
 import type { RawInput } from '@tms/domain';
 import type { CliEnv } from './env';
-import { UsageError } from './usage-error';
 
 /** What a command prints: `stdout` is the one value a script captures, `note` goes to stderr. */
 export interface AdminOutput {
   stdout: string;
   note?: string;
-}
-
-const list = (value: string | undefined) => (value === undefined ? undefined : value.split(',').filter(Boolean));
-
-function options(args: string[], extra: Record<string, { type: 'string' }>) {
-  const { values } = parseArgs({
-    args,
-    options: { workspace: { type: 'string' }, 'idempotency-key': { type: 'string' }, ...extra },
-    strict: true,
-  });
-  const workspace = values.workspace as string | undefined;
-  if (!workspace) throw new UsageError('--workspace is required');
-  return { values: values as Record<string, string | undefined>, workspace };
-}
-
-function required(values: Record<string, string | undefined>, name: string): string {
-  const value = values[name];
-  if (value === undefined) throw new UsageError(`--${name} is required`);
-  return value;
 }
 
 /**
@@ -66,27 +45,35 @@ async function asOperator<Name extends OperationName>(
   }
 }
 
-async function issue(env: CliEnv, kind: 'installation' | 'service_key', args: string[]): Promise<AdminOutput> {
-  const { values, workspace } = options(args, {
-    installation: { type: 'string' },
-    name: { type: 'string' },
-    capabilities: { type: 'string' },
-    namespaces: { type: 'string' },
-    'expires-at': { type: 'string' },
-  });
-  const expiresAt = values['expires-at'];
-  if (expiresAt !== undefined && !Number.isFinite(Number(expiresAt))) {
-    throw new UsageError('--expires-at takes Unix seconds');
-  }
+/** The options every workspace-scoped admin command takes. */
+export interface WorkspaceOptions {
+  workspace: string;
+  idempotencyKey?: string;
+}
+
+export interface IssueOptions extends WorkspaceOptions {
+  installation?: string;
+  name: string;
+  capabilities: string[];
+  namespaces?: string[];
+  expiresAt?: number;
+}
+
+/** Issue an installation credential or a service key; stdout is the secret, shown once. */
+export async function issueCredential(
+  env: CliEnv,
+  kind: 'installation' | 'service_key',
+  options: IssueOptions,
+): Promise<AdminOutput> {
   const body = {
     kind,
-    ...(kind === 'installation' ? { product_installation_id: required(values, 'installation') } : {}),
-    name: required(values, 'name'),
-    capabilities: list(required(values, 'capabilities')),
-    ...(values.namespaces !== undefined ? { namespace_ids: list(values.namespaces) } : {}),
-    ...(expiresAt !== undefined ? { expires_at: Number(expiresAt) } : {}),
+    ...(kind === 'installation' ? { product_installation_id: options.installation } : {}),
+    name: options.name,
+    capabilities: options.capabilities,
+    ...(options.namespaces !== undefined ? { namespace_ids: options.namespaces } : {}),
+    ...(options.expiresAt !== undefined ? { expires_at: options.expiresAt } : {}),
   };
-  const answer = await asOperator(env, 'credentials.create', workspace, { body }, values['idempotency-key']);
+  const answer = await asOperator(env, 'credentials.create', options.workspace, { body }, options.idempotencyKey);
   const { credential, secret, commit } = answer;
   if (secret === null) {
     throw new Error(`this idempotency key already issued ${credential.id}; its secret was shown once`);
@@ -97,11 +84,26 @@ async function issue(env: CliEnv, kind: 'installation' | 'service_key', args: st
   };
 }
 
-async function revoke(env: CliEnv, name: 'credentials.revoke' | 'installations.revoke', args: string[]) {
-  const { values, workspace } = options(args, { id: { type: 'string' } });
-  const id = required(values, 'id');
+/** Install a product; stdout is its id. */
+export async function createInstallation(env: CliEnv, options: WorkspaceOptions & { name: string }) {
+  const answer = await asOperator(
+    env,
+    'installations.create',
+    options.workspace,
+    { body: { name: options.name } },
+    options.idempotencyKey,
+  );
+  return { stdout: answer.installation.id, note: `created at commit ${answer.commit.sequence}` };
+}
+
+/** Revoke an installation (and its credentials) or one credential; stdout is the id. */
+export async function revoke(
+  env: CliEnv,
+  name: 'credentials.revoke' | 'installations.revoke',
+  options: WorkspaceOptions & { id: string },
+): Promise<AdminOutput> {
+  const { id, workspace, idempotencyKey: key } = options;
   const raw = { params: { id }, body: {} };
-  const key = values['idempotency-key'];
   const answer =
     name === 'credentials.revoke'
       ? await asOperator(env, name, workspace, raw, key).then((a) => ({ row: a.credential, commit: a.commit }))
@@ -125,8 +127,11 @@ interface ListedRow {
 }
 
 /** Every page of a listing, as tab-separated lines (id, kind, installation, name, capabilities, state). */
-async function listAll(env: CliEnv, name: 'credentials.list' | 'installations.list', args: string[]) {
-  const { workspace } = options(args, {});
+export async function listAll(
+  env: CliEnv,
+  name: 'credentials.list' | 'installations.list',
+  { workspace }: { workspace: string },
+): Promise<AdminOutput> {
   const rows: ListedRow[] = [];
   let cursor: string | undefined;
   do {
@@ -154,38 +159,4 @@ async function listAll(env: CliEnv, name: 'credentials.list' | 'installations.li
       r.revoked_at === null ? 'active' : 'revoked',
     ].join('\t');
   return { stdout: rows.map(line).join('\n'), note: `${rows.length} ${name.split('.')[0]}` };
-}
-
-/** `svc admin installation|credential|service-key ...` */
-export async function adminCredentials(env: CliEnv, noun: string, args: string[]): Promise<AdminOutput> {
-  const [verb, ...rest] = args;
-  switch (`${noun} ${verb}`) {
-    case 'installation create': {
-      const { values, workspace } = options(rest, { name: { type: 'string' } });
-      const answer = await asOperator(
-        env,
-        'installations.create',
-        workspace,
-        { body: { name: required(values, 'name') } },
-        values['idempotency-key'],
-      );
-      return { stdout: answer.installation.id, note: `created at commit ${answer.commit.sequence}` };
-    }
-    case 'installation revoke':
-      return revoke(env, 'installations.revoke', rest);
-    case 'installation list':
-      return listAll(env, 'installations.list', rest);
-    case 'credential issue':
-      return issue(env, 'installation', rest);
-    case 'service-key issue':
-      return issue(env, 'service_key', rest);
-    case 'credential revoke':
-    case 'service-key revoke':
-      return revoke(env, 'credentials.revoke', rest);
-    case 'credential list':
-    case 'service-key list':
-      return listAll(env, 'credentials.list', rest);
-    default:
-      throw new UsageError(`unknown admin command ${noun} ${verb ?? '(none)'}`);
-  }
 }

@@ -154,10 +154,13 @@ describe('identity from a real OpenID provider (postgres)', { timeout: 300_000 }
       ['admin', 'service-key', 'issue', '--workspace', 'ws_absent', '--name', 'x', '--capabilities', 'root'],
       cliEnv,
     );
+    // A value the catalog refuses is a wrong argument: exit 2, the reason, then the usage.
+    expect(badCapability.code).toBe(2);
     expect(cliLines(badCapability.stderr)[0]).toMatch(/^svc: invalid_input/);
+    expect(badCapability.stderr).toContain('Usage: svc admin service-key issue');
     const missing = await runSvc(['admin', 'credential', 'issue', '--name', 'x'], cliEnv);
     expect(missing.code).toBe(2);
-    expect(cliLines(missing.stderr)[0]).toMatch(/^svc: --workspace is required/);
+    expect(cliLines(missing.stderr)[0]).toMatch(/^svc: required option '--workspace <id>' not specified/);
   });
 
   it('picks up a key rotation at the provider without a restart and refuses tokens of a retired key', async () => {

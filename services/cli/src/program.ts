@@ -1,0 +1,272 @@
+import path from 'node:path';
+import { Command, CommanderError, InvalidArgumentError } from '@commander-js/extra-typings';
+import { CAPABILITIES } from '@tms/catalog';
+import type { Ledger } from '@tms/ledger';
+import type { AdminOutput } from './admin-credentials';
+import type { CliEnv } from './env';
+
+// Each command loads what it needs when it runs, so `--help` and usage errors answer at once
+// without loading the ledger, PGlite or the domain.
+const adminOperations = () => import('./admin-credentials');
+const auth = () => import('@tms/auth');
+
+/** Where a command's results go: `stdout` is the one value a script captures, notes go to stderr. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** The process environment, parsed only when a command runs (so `--help` never needs it). */
+  env(): Promise<CliEnv>;
+}
+
+export const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: async () => (await import('./env')).parseEnv(process.env),
+};
+
+/** Open the ledger as `holder`; the embedded one refuses at once while another process owns it. */
+async function withLedger<T>(env: CliEnv, holder: string, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const { Ledger } = await import('@tms/ledger');
+  const ledger = await Ledger.open({
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.DATABASE_URL ? undefined : path.join(env.DATA_DIR, 'pglite'),
+    holder,
+  });
+  try {
+    return await fn(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
+
+/** A command before its options are declared. */
+type NoOptions = Record<never, never>;
+
+const commaList = (value: string): string[] => value.split(',').filter(Boolean);
+
+function unixSeconds(value: string): number {
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds)) throw new InvalidArgumentError('takes Unix seconds');
+  return seconds;
+}
+
+/**
+ * Runs a command's action and prints its output. A request the domain refuses as
+ * `invalid_input` is a wrong argument: exit 2 with the reason and this command's usage.
+ */
+function act<Args extends unknown[]>(
+  io: CliIo,
+  run: (env: CliEnv, ...args: Args) => Promise<string | AdminOutput | null>,
+) {
+  return async function (this: Command<unknown[], NoOptions>, ...args: Args): Promise<void> {
+    let output: string | AdminOutput | null;
+    try {
+      output = await run(await io.env(), ...args);
+    } catch (error) {
+      const { DomainError } = await import('@tms/domain');
+      if (error instanceof DomainError && error.code === 'invalid_input') {
+        this.error(error.message, { exitCode: 2, code: 'svc.invalidInput' });
+      }
+      throw error;
+    }
+    if (output === null) return;
+    if (typeof output === 'string') {
+      io.stdout(`${output}\n`);
+      return;
+    }
+    if (output.stdout !== '') io.stdout(`${output.stdout}\n`);
+    if (output.note) io.stderr(`${output.note}\n`);
+  };
+}
+
+/** The `--workspace` and `--idempotency-key` of every workspace-scoped admin command. */
+function workspaceScoped<C extends Command<[], NoOptions>>(command: C) {
+  return command
+    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .option('--idempotency-key <key>', 'replays the first answer when the command is run again with this key');
+}
+
+function adminCommands(program: Command, io: CliIo): void {
+  const admin = program.command('admin').description('directory, installations, credentials and service keys');
+  admin
+    .command('enroll')
+    .description('enroll a human so that they may create workspaces')
+    .requiredOption('--issuer <url>', 'the session issuer (iss)')
+    .requiredOption('--subject <sub>', 'the subject (sub)')
+    .action(
+      act(io, (env, { issuer, subject }) =>
+        withLedger(env, 'svc admin', async (ledger) => {
+          const added = await ledger.stores.directory.enroll(issuer, subject, Date.now() / 1000);
+          return added ? `enrolled ${subject} (${issuer})` : `already enrolled: ${subject} (${issuer})`;
+        }),
+      ),
+    );
+  admin
+    .command('actor')
+    .description('print the actor id of an issuer and subject, creating the actor if needed')
+    .requiredOption('--issuer <url>', 'the issuer (iss)')
+    .requiredOption('--subject <sub>', 'the subject (sub)')
+    .action(
+      act(io, (env, { issuer, subject }) =>
+        withLedger(
+          env,
+          'svc admin',
+          async (ledger) => (await ledger.stores.directory.findOrCreateActor(issuer, subject, Date.now() / 1000)).id,
+        ),
+      ),
+    );
+
+  const installation = admin.command('installation').description('products installed into a workspace');
+  workspaceScoped(installation.command('create'))
+    .description('install a product; prints its id')
+    .requiredOption('--name <name>', 'the product name')
+    .action(act(io, async (env, options) => (await adminOperations()).createInstallation(env, options)));
+  workspaceScoped(installation.command('revoke'))
+    .description('revoke an installation and all its credentials')
+    .requiredOption('--id <id>', 'the installation (ins_...)')
+    .action(act(io, async (env, options) => (await adminOperations()).revoke(env, 'installations.revoke', options)));
+  installation
+    .command('list')
+    .description('every installation of the workspace, tab-separated')
+    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'installations.list', options)));
+
+  const grants = (command: Command<[], NoOptions>) =>
+    workspaceScoped(command)
+      .requiredOption('--name <name>', 'a name to recognise it by')
+      .requiredOption('--capabilities <list>', `comma-separated, of: ${CAPABILITIES.join(', ')}`, commaList)
+      .option('--namespaces <list>', 'comma-separated namespace ids it is limited to', commaList)
+      .option('--expires-at <seconds>', 'expiry, in Unix seconds', unixSeconds);
+
+  const credential = admin.command('credential').description("an installation's credentials");
+  grants(credential.command('issue'))
+    .description('issue an installation credential; prints the secret once')
+    .requiredOption('--installation <id>', 'the installation (ins_...)')
+    .action(act(io, async (env, options) => (await adminOperations()).issueCredential(env, 'installation', options)));
+  workspaceScoped(credential.command('revoke'))
+    .description('revoke a credential')
+    .requiredOption('--id <id>', 'the credential')
+    .action(act(io, async (env, options) => (await adminOperations()).revoke(env, 'credentials.revoke', options)));
+  credential
+    .command('list')
+    .description('installation credentials and service keys (never secrets), tab-separated')
+    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'credentials.list', options)));
+
+  const serviceKey = admin.command('service-key').description('back-office keys bound to one workspace');
+  grants(serviceKey.command('issue'))
+    .description('issue a service key bound to the workspace; prints the secret once')
+    .action(act(io, async (env, options) => (await adminOperations()).issueCredential(env, 'service_key', options)));
+  workspaceScoped(serviceKey.command('revoke'))
+    .description('revoke a service key')
+    .requiredOption('--id <id>', 'the service key')
+    .action(act(io, async (env, options) => (await adminOperations()).revoke(env, 'credentials.revoke', options)));
+  serviceKey
+    .command('list')
+    .description('installation credentials and service keys (never secrets), tab-separated')
+    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'credentials.list', options)));
+}
+
+function indexCommands(program: Command, io: CliIo): void {
+  const index = program.command('index').description('the search index behind recall');
+  index
+    .command('status')
+    .description('indexed sequence and lag of every workspace')
+    .action(
+      act(io, async (env) => {
+        const { indexStatus } = await import('./index-command');
+        return withLedger(env, 'svc index', (ledger) => indexStatus(env, ledger));
+      }),
+    );
+  index
+    .command('rebuild')
+    .description('rebuild the search index from the ledger, with progress on stderr')
+    .option('--workspace <id>', 'only this workspace')
+    .action(
+      act(io, async (env, { workspace }) => {
+        const { indexRebuild } = await import('./index-command');
+        return withLedger(env, 'svc index', (ledger) => indexRebuild(env, ledger, workspace));
+      }),
+    );
+}
+
+/**
+ * The operator CLI (decisions §9). Every command answers `--help`/`-h` and does nothing else; a
+ * wrong argument is reported with the command's usage and exit code 2 (see `runCli`).
+ */
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('svc')
+    .description('Operator CLI of the Temporal Memory Service')
+    .exitOverride()
+    .showHelpAfterError()
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+      outputError: (text, write) => write(`svc: ${text.replace(/^error: /, '')}`),
+    });
+
+  program
+    .command('migrate')
+    .description('apply the ledger migrations')
+    .action(
+      act(io, (env) =>
+        withLedger(env, 'svc migrate', async (ledger) => {
+          await ledger.migrate();
+          return 'migrations applied';
+        }),
+      ),
+    );
+  adminCommands(program, io);
+  program
+    .command('token')
+    .description('print a dev session token (DEV_AUTH=1 only)')
+    .option('--subject <sub>', 'enroll this subject and sign for it (default: the dev admin)')
+    .action(
+      act(io, async (env, { subject }) => {
+        if (env.DEV_AUTH !== '1') throw new Error('svc token needs DEV_AUTH=1 (dev issuer only)');
+        if (env.NODE_ENV === 'production') throw new Error('svc token is refused when NODE_ENV=production');
+        // Printing a token reads the dev key only; enrolling another subject writes the ledger,
+        // so the lock is taken before anything (the key included) is created in DATA_DIR.
+        const { DEV_ISSUER, DEV_SUBJECT, DevIssuer } = await auth();
+        if (!subject) return (await DevIssuer.loadOrCreate(env.DATA_DIR)).sessionToken(DEV_SUBJECT);
+        return withLedger(env, 'svc token', async (ledger) => {
+          const issuer = await DevIssuer.loadOrCreate(env.DATA_DIR);
+          await ledger.stores.directory.enroll(DEV_ISSUER, subject, Date.now() / 1000);
+          return issuer.sessionToken(subject);
+        });
+      }),
+    );
+  program
+    .command('mcp')
+    .description('serve the agent tools over stdio (TMS_TOKEN, TMS_WORKSPACE)')
+    .action(
+      act(io, async (env) => {
+        // stdout belongs to the MCP messages until the client disconnects; nothing is printed after.
+        await (await import('./mcp')).serveMcpStdio(env);
+        return null;
+      }),
+    );
+  indexCommands(program, io);
+  return program;
+}
+
+/**
+ * Run the CLI and return its exit code: 0 done (or help asked for), 1 the command failed (one
+ * line on stderr), 2 a wrong argument or a missing command (the reason, then the usage).
+ */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help asked for (`-h`, `--help`, `svc help X`) ends with exit code 0; anything else is a usage error.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    io.stderr(`svc: ${String((error as Error).message).split('\n')[0]}\n`);
+    return 1;
+  }
+}

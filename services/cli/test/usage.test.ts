@@ -1,0 +1,149 @@
+import type { Command } from '@commander-js/extra-typings';
+import { Ledger } from '@tms/ledger';
+import { createTestDatabase, runSvc } from '@tms/testkit';
+import { describe, expect, it } from 'vitest';
+import { buildProgram, type CliIo, runCli } from '../src/program';
+
+/** The CLI in this process, with its output captured and an environment that must not be read. */
+async function cli(argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  let envRead = false;
+  const io: CliIo = {
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    env: async () => {
+      envRead = true;
+      throw new Error('a command ran');
+    },
+  };
+  const code = await runCli(argv, io);
+  return { code, stdout, stderr, envRead };
+}
+
+/** Every command path of the program, parents included: ['admin'], ['admin', 'installation', 'create'], ... */
+function commandPaths(command: Command<unknown[], Record<string, unknown>>, prefix: string[] = []): string[][] {
+  const paths: string[][] = [];
+  for (const sub of command.commands as Command<unknown[], Record<string, unknown>>[]) {
+    const path = [...prefix, sub.name()];
+    paths.push(path, ...commandPaths(sub, path));
+  }
+  return paths;
+}
+
+const silentIo: CliIo = { stdout: () => {}, stderr: () => {}, env: async () => Promise.reject(new Error('unused')) };
+const PATHS = commandPaths(buildProgram(silentIo) as unknown as Command<unknown[], Record<string, unknown>>);
+const LEAVES = PATHS.filter(
+  (path) => !PATHS.some((other) => other.length > path.length && path.every((w, i) => other[i] === w)),
+);
+
+describe('svc usage (decisions §9)', () => {
+  it('knows every command the README documents', () => {
+    expect(PATHS.map((p) => p.join(' '))).toEqual(
+      expect.arrayContaining([
+        'migrate',
+        'admin enroll',
+        'admin actor',
+        'admin installation create',
+        'admin installation revoke',
+        'admin installation list',
+        'admin credential issue',
+        'admin credential revoke',
+        'admin credential list',
+        'admin service-key issue',
+        'admin service-key revoke',
+        'admin service-key list',
+        'token',
+        'mcp',
+        'index status',
+        'index rebuild',
+      ]),
+    );
+  });
+
+  it.each(PATHS.map((p) => [p.join(' '), p] as const))(
+    '`svc %s --help` and `-h` print its usage, exit 0 and do nothing else',
+    async (_, path) => {
+      for (const flag of ['--help', '-h']) {
+        const run = await cli([...path, flag]);
+        expect(run.code).toBe(0);
+        expect(run.envRead).toBe(false);
+        expect(run.stdout).toContain(`Usage: svc ${path.join(' ')} [options]`);
+        expect(run.stderr).toBe('');
+      }
+      // Help comes first even beside arguments that would be wrong.
+      const mixed = await cli([...path, '--no-such-option', '--help']);
+      expect(mixed.envRead).toBe(false);
+    },
+  );
+
+  it.each(LEAVES.map((p) => [p.join(' '), p] as const))(
+    '`svc %s` with an unknown option exits 2 with the reason and its usage',
+    async (_, path) => {
+      const run = await cli([...path, '--frobnicate']);
+      expect(run.code).toBe(2);
+      expect(run.envRead).toBe(false);
+      expect(run.stdout).toBe('');
+      const [reason, ...rest] = run.stderr.split('\n');
+      // Commander reports a missing required option before an unknown one; either is the reason.
+      expect(reason).toMatch(
+        /^svc: (unknown option '--frobnicate'|required option '--[a-z-]+ <[a-z]+>' not specified)$/,
+      );
+      expect(rest.join('\n')).toContain(`Usage: svc ${path.join(' ')} [options]`);
+    },
+  );
+
+  it('`svc` alone and a command group alone print the usage and exit 2', async () => {
+    for (const argv of [[], ['admin'], ['admin', 'credential'], ['index']]) {
+      const run = await cli(argv);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`Usage: svc${argv.map((w) => ` ${w}`).join('')} [options] [command]`);
+    }
+  });
+
+  it('a missing option, a bad value, a stray argument and a typo exit 2 naming the problem', async () => {
+    const missing = await cli(['admin', 'enroll', '--issuer', 'https://id.example.test/']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.split('\n')[0]).toBe("svc: required option '--subject <sub>' not specified");
+    const badSeconds = await cli([
+      ...['admin', 'service-key', 'issue', '--workspace', 'ws_x', '--name', 'n', '--capabilities', 'read'],
+      ...['--expires-at', 'soon'],
+    ]);
+    expect(badSeconds.code).toBe(2);
+    expect(badSeconds.stderr.split('\n')[0]).toMatch(
+      /^svc: option '--expires-at <seconds>' argument 'soon' is invalid/,
+    );
+    const stray = await cli(['migrate', 'now']);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr.split('\n')[0]).toMatch(/^svc: too many arguments for 'migrate'/);
+    const typo = await cli(['admin', 'enrol']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^svc: unknown command 'enrol'\n\(Did you mean enroll\?\)/);
+    for (const run of [missing, badSeconds, stray, typo]) expect(run.envRead).toBe(false);
+  });
+
+  it('as a process: `svc migrate --help` leaves a fresh database untouched and `svc` alone exits 2', async () => {
+    const database = await createTestDatabase('tms_cli_usage');
+    try {
+      const help = await runSvc(['migrate', '--help'], { DATABASE_URL: database.url });
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('Usage: svc migrate [options]');
+      const ledger = await Ledger.open({ databaseUrl: database.url });
+      try {
+        expect(await ledger.ready()).toBe(false);
+      } finally {
+        await ledger.close();
+      }
+      const bare = await runSvc([], { DATABASE_URL: database.url });
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toContain('Usage: svc [options] [command]');
+    } finally {
+      await database.drop();
+    }
+  }, 120_000);
+});
