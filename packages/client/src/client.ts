@@ -1,4 +1,4 @@
-import { errorFromResponse, TmsNetworkError } from './errors';
+import { errorFromResponse, type TmsError, TmsNetworkError } from './errors';
 import {
   type ClientMethods,
   OPERATION_TABLE,
@@ -52,6 +52,9 @@ export type PageItem<N extends PagedOperationName> = Operations[N]['output'] ext
       : never
     : never
   : never;
+
+/** The TmsError an operation can throw: its codes are those of the statuses its OpenAPI entry lists. */
+export type OperationError<N extends OperationName> = TmsError<Operations[N]['errors']>;
 
 /** A commit (anything with a `sequence`) or a bare sequence number. */
 export type SequenceRef = number | { sequence: number };

@@ -1,6 +1,7 @@
 export {
   type ClientOptions,
   createClient,
+  type OperationError,
   type PagedOperationName,
   type PageItem,
   type RecallWhenIndexedOptions,

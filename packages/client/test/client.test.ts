@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../../services/gateway/test/harness';
-import { createClient, type RetryEvent, type TmsClient, TmsError, TmsNetworkError } from '../src';
+import { createClient, type OperationError, type RetryEvent, type TmsClient, TmsError, TmsNetworkError } from '../src';
 import { type CuttingProxy, headerOf, startCuttingProxy } from './cutting-proxy';
 
 /*
@@ -159,6 +159,8 @@ describe('@tms/client against the gateway', () => {
       .get({ id: 'mem_nope' }, { requestId: 'req-client-test-1' })
       .catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(TmsError);
+    const code: OperationError<'memories.get'>['code'] = (missing as OperationError<'memories.get'>).code;
+    expect(code).toBe('not_found');
     expect(missing).toMatchObject({
       code: 'not_found',
       status: 404,

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../../services/gateway/test/harness';
 
 const ROOT = join(import.meta.dirname, '../../..');
+const DIR = join(ROOT, 'packages/client/test-output');
+const run = promisify(execFile);
 
 function example(file: string, name: string): string {
   const text = readFileSync(join(ROOT, file), 'utf8');
@@ -14,6 +16,23 @@ function example(file: string, name: string): string {
   ).exec(text);
   if (!match?.[1]) throw new Error(`${file} has no example block ${name}`);
   return match[1];
+}
+
+/** The README's example as a file importing the client's source, with a tsconfig extending the project's. */
+function writeExample(): string {
+  mkdirSync(DIR, { recursive: true });
+  const file = join(DIR, 'readme-example.ts');
+  const written = example('README.md', 'client');
+  const source = written.replace("from '@tms/client'", `from '${join(ROOT, 'packages/client/src/index.ts')}'`);
+  expect(source).not.toBe(written);
+  writeFileSync(file, source);
+  const tsconfig = {
+    extends: join(ROOT, 'tsconfig.json'),
+    compilerOptions: { allowImportingTsExtensions: true },
+    include: ['readme-example.ts'],
+  };
+  writeFileSync(join(DIR, 'tsconfig.json'), JSON.stringify(tsconfig));
+  return file;
 }
 
 describe('TypeScript client examples', () => {
@@ -27,18 +46,12 @@ describe('TypeScript client examples', () => {
     expect(example('packages/client/README.md', 'client')).toBe(example('README.md', 'client'));
   });
 
-  it('runs as written against a gateway', async () => {
-    const dir = join(ROOT, 'packages/client/test-output');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, 'readme-example.ts');
-    const source = example('README.md', 'client').replace(
-      "from '@tms/client'",
-      `from '${join(ROOT, 'packages/client/src/index.ts')}'`,
-    );
-    expect(source).not.toBe(example('README.md', 'client'));
-    writeFileSync(file, source);
+  it('type-checks (strict, as the project does) and runs as written against a gateway', async () => {
+    const file = writeExample();
+    await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(DIR, 'tsconfig.json'), '--noEmit'], { cwd: ROOT });
+
     const human = await h.human();
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file], {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', file], {
       cwd: ROOT,
       env: { ...process.env, TMS_URL: h.url, TOKEN: await human.token() },
     });
