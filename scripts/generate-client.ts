@@ -83,7 +83,7 @@ export function typeOfSchema(schema: Json | undefined, indent = ''): string {
   if (Array.isArray(node.enum)) return node.enum.map((value) => JSON.stringify(value)).join(' | ');
   const alternatives = (node.anyOf ?? node.oneOf) as Json[] | undefined;
   if (Array.isArray(alternatives)) {
-    return alternatives.map((alternative) => parenthesise(typeOfSchema(alternative, indent))).join(' | ');
+    return alternatives.map((alternative) => typeOfSchema(alternative, indent)).join(' | ');
   }
   const base = typeOfTyped(node, indent);
   // allOf parts that only add constraints (patterns, lengths) leave the type as it is.
@@ -91,12 +91,9 @@ export function typeOfSchema(schema: Json | undefined, indent = ''): string {
     ? node.allOf.map((part) => typeOfSchema(part, indent)).filter((part) => part !== 'unknown')
     : [];
   const all = [base, ...parts].filter((part) => part !== 'unknown');
-  if (all.length === 0) return 'unknown';
-  return all.map(parenthesise).join(' & ');
-}
-
-function parenthesise(type: string): string {
-  return /^[\w"' .:-]+$|^\{[\s\S]*\}$|^Array<[\s\S]*>$/.test(type) && !type.includes(' | ') ? type : `(${type})`;
+  if (all.length <= 1) return all[0] ?? 'unknown';
+  // A union inside an intersection needs parentheses; `|` is the only operator that can lead one.
+  return all.map((part) => (part.includes(' | ') ? `(${part})` : part)).join(' & ');
 }
 
 function typeOfTyped(node: JsonObject, indent: string): string {

@@ -53,11 +53,11 @@ export type EvidenceDeletionReceipt = {
   recorder_actor_id: string;
 };
 
-export type Grant = ({
-  capabilities: (Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">);
+export type Grant = {
+  capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
   inherit: boolean;
   target: GrantTarget;
-});
+};
 
 export type GrantTarget = {
   actor_id: string;
@@ -70,24 +70,24 @@ export type GrantTarget = {
   kind: "credential";
 };
 
-export type Invalidation = ({
+export type Invalidation = {
   cause_revision_id: string;
   reason: "support_corrected" | "support_deleted";
   /** finite UTC Unix seconds, fractions allowed */
   recorded_at: number;
-});
+};
 
-export type Member = ({
+export type Member = {
   actor_id: string;
   role: "admin" | "member";
-});
+};
 
-export type Memory = ({
+export type Memory = {
   generation: number;
   id: string;
   kind: "claim" | "episode" | "procedure";
   namespace_id: string;
-});
+};
 
 export type MemoryDeletionReceipt = {
   erased_text_sha256: Array<string>;
@@ -115,7 +115,7 @@ export type MemoryView = {
   verifications: Array<Verification>;
 };
 
-export type Namespace = ({
+export type Namespace = {
   /** finite UTC Unix seconds, fractions allowed */
   created_at: number;
   display_path: Array<string>;
@@ -125,9 +125,9 @@ export type Namespace = ({
   /** finite UTC Unix seconds, fractions allowed */
   updated_at: number;
   workspace_id: string;
-});
+};
 
-export type Revision = ({
+export type Revision = {
   attestation: Attestation | null;
   evidence_ids: Array<string>;
   generation: number;
@@ -145,9 +145,9 @@ export type Revision = ({
   /** finite UTC Unix seconds, fractions allowed */
   valid_from: number;
   valid_to: number | null;
-});
+};
 
-export type Verification = ({
+export type Verification = {
   content_root_sha256: string;
   evidence_id: string;
   excerpt_sha256: string;
@@ -156,7 +156,7 @@ export type Verification = ({
   recorded_at: number;
   verdict: "verified" | "rejected";
   verifier_actor_id: string;
-});
+};
 
 export type Workspace = {
   /** finite UTC Unix seconds, fractions allowed */
@@ -167,7 +167,7 @@ export type Workspace = {
 
 /** Input of `credentials.create`: path, query and body fields in one object. */
 export type CredentialsCreateInput = {
-  capabilities: (Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">);
+  capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
   expires_at?: number | null;
   kind: "installation" | "service_key";
   name: string;
@@ -176,11 +176,11 @@ export type CredentialsCreateInput = {
 };
 
 /** Answer of `credentials.create`. */
-export type CredentialsCreateOutput = ({
+export type CredentialsCreateOutput = {
   commit: Commit;
-  credential: ({
+  credential: {
     actor_id: string;
-    capabilities: (Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">);
+    capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
     /** finite UTC Unix seconds, fractions allowed */
     created_at: number;
     expires_at: number | null;
@@ -191,9 +191,9 @@ export type CredentialsCreateOutput = ({
     product_installation_id: string | null;
     revoked_at: number | null;
     workspace_id: string;
-  });
-  secret: (string | null);
-});
+  };
+  secret: string | null;
+};
 
 /** Input of `credentials.list`: path, query and body fields in one object. */
 export type CredentialsListInput = {
@@ -203,10 +203,10 @@ export type CredentialsListInput = {
 };
 
 /** Answer of `credentials.list`. */
-export type CredentialsListOutput = ({
-  credentials: (Array<({
+export type CredentialsListOutput = {
+  credentials: Array<{
     actor_id: string;
-    capabilities: (Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">);
+    capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
     /** finite UTC Unix seconds, fractions allowed */
     created_at: number;
     expires_at: number | null;
@@ -217,9 +217,9 @@ export type CredentialsListOutput = ({
     product_installation_id: string | null;
     revoked_at: number | null;
     workspace_id: string;
-  })>);
+  }>;
   next_cursor: string | null;
-});
+};
 
 /** Input of `credentials.revoke`: path, query and body fields in one object. */
 export type CredentialsRevokeInput = {
@@ -227,11 +227,11 @@ export type CredentialsRevokeInput = {
 };
 
 /** Answer of `credentials.revoke`. */
-export type CredentialsRevokeOutput = ({
+export type CredentialsRevokeOutput = {
   commit: Commit | null;
-  credential: ({
+  credential: {
     actor_id: string;
-    capabilities: (Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">);
+    capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
     /** finite UTC Unix seconds, fractions allowed */
     created_at: number;
     expires_at: number | null;
@@ -242,8 +242,8 @@ export type CredentialsRevokeOutput = ({
     product_installation_id: string | null;
     revoked_at: number | null;
     workspace_id: string;
-  });
-});
+  };
+};
 
 /** Input of `evidence.create`: path, query and body fields in one object. */
 export type EvidenceCreateInput = {
@@ -266,10 +266,10 @@ export type EvidenceForgetInput = {
 };
 
 /** Answer of `evidence.forget`. */
-export type EvidenceForgetOutput = ({
+export type EvidenceForgetOutput = {
   commit: Commit | null;
   receipt: EvidenceDeletionReceipt;
-});
+};
 
 /** Input of `evidence.get`: path, query and body fields in one object. */
 export type EvidenceGetInput = {
@@ -278,11 +278,11 @@ export type EvidenceGetInput = {
 };
 
 /** Answer of `evidence.get`. */
-export type EvidenceGetOutput = ({
+export type EvidenceGetOutput = {
   evidence: Evidence;
   next_cursor: string | null;
   verifications: Array<Verification>;
-});
+};
 
 /** Input of `evidence.verify`: path, query and body fields in one object. */
 export type EvidenceVerifyInput = {
@@ -304,17 +304,17 @@ export type InstallationsCreateInput = {
 };
 
 /** Answer of `installations.create`. */
-export type InstallationsCreateOutput = ({
+export type InstallationsCreateOutput = {
   commit: Commit;
-  installation: ({
+  installation: {
     /** finite UTC Unix seconds, fractions allowed */
     created_at: number;
     id: string;
     name: string;
     revoked_at: number | null;
     workspace_id: string;
-  });
-});
+  };
+};
 
 /** Input of `installations.list`: path, query and body fields in one object. */
 export type InstallationsListInput = {
@@ -323,17 +323,17 @@ export type InstallationsListInput = {
 };
 
 /** Answer of `installations.list`. */
-export type InstallationsListOutput = ({
-  installations: (Array<({
+export type InstallationsListOutput = {
+  installations: Array<{
     /** finite UTC Unix seconds, fractions allowed */
     created_at: number;
     id: string;
     name: string;
     revoked_at: number | null;
     workspace_id: string;
-  })>);
+  }>;
   next_cursor: string | null;
-});
+};
 
 /** Input of `installations.revoke`: path, query and body fields in one object. */
 export type InstallationsRevokeInput = {
@@ -341,28 +341,28 @@ export type InstallationsRevokeInput = {
 };
 
 /** Answer of `installations.revoke`. */
-export type InstallationsRevokeOutput = ({
+export type InstallationsRevokeOutput = {
   commit: Commit | null;
-  installation: ({
+  installation: {
     /** finite UTC Unix seconds, fractions allowed */
     created_at: number;
     id: string;
     name: string;
     revoked_at: number | null;
     workspace_id: string;
-  });
-});
+  };
+};
 
 /** Input of `me.get`: path, query and body fields in one object. */
 export type MeGetInput = Record<string, never>;
 
 /** Answer of `me.get`. */
-export type MeGetOutput = ({
+export type MeGetOutput = {
   actor: Actor;
   caller_kind: "session" | "oauth" | "installation" | "service_key";
   scopes: Array<string>;
   workspace_id: string | null;
-});
+};
 
 /** Input of `memories.attest`: path, query and body fields in one object. */
 export type MemoriesAttestInput = {
@@ -393,12 +393,12 @@ export type MemoriesCorrectInput = {
 };
 
 /** Answer of `memories.correct`. */
-export type MemoriesCorrectOutput = ({
+export type MemoriesCorrectOutput = {
   commit: Commit | null;
   invalidated_revision_ids: Array<string>;
   memory: Memory;
   revision: Revision;
-});
+};
 
 /** Input of `memories.create`: path, query and body fields in one object. */
 export type MemoriesCreateInput = {
@@ -428,14 +428,14 @@ export type MemoriesForgetInput = {
 };
 
 /** Answer of `memories.forget`. */
-export type MemoriesForgetOutput = (({
+export type MemoriesForgetOutput = {
   commit: Commit | null;
   memory: Memory;
   revision: Revision;
-})) | (({
+} | {
   commit: Commit | null;
   receipt: MemoryDeletionReceipt;
-}));
+};
 
 /** Input of `memories.get`: path, query and body fields in one object. */
 export type MemoriesGetInput = {
@@ -466,10 +466,10 @@ export type MemoriesHistoryInput = {
 };
 
 /** Answer of `memories.history`. */
-export type MemoriesHistoryOutput = ({
+export type MemoriesHistoryOutput = {
   next_cursor: string | null;
   revisions: Array<Revision>;
-});
+};
 
 /** Input of `memories.list`: path, query and body fields in one object. */
 export type MemoriesListInput = {
@@ -484,10 +484,10 @@ export type MemoriesListInput = {
 };
 
 /** Answer of `memories.list`. */
-export type MemoriesListOutput = ({
+export type MemoriesListOutput = {
   items: Array<MemoryListItem>;
   next_cursor: string | null;
-});
+};
 
 /** Input of `namespaces.create`: path, query and body fields in one object. */
 export type NamespacesCreateInput = {
@@ -514,11 +514,11 @@ export type NamespacesGetOutput = {
 /** Input of `namespaces.grants.put`: path, query and body fields in one object. */
 export type NamespacesGrantsPutInput = {
   id: string;
-  grants: (Array<({
-    capabilities: (Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">);
+  grants: Array<{
+    capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
     inherit: boolean;
     target: GrantTarget;
-  })>);
+  }>;
 };
 
 /** Answer of `namespaces.grants.put`. */
@@ -536,10 +536,10 @@ export type NamespacesListInput = {
 };
 
 /** Answer of `namespaces.list`. */
-export type NamespacesListOutput = ({
+export type NamespacesListOutput = {
   namespaces: Array<Namespace>;
   next_cursor: string | null;
-});
+};
 
 /** Input of `namespaces.update`: path, query and body fields in one object. */
 export type NamespacesUpdateInput = {
@@ -562,7 +562,7 @@ export type RecallInput = {
     max_items?: number;
   };
   include_descendants?: boolean;
-  kinds?: (Array<"claim" | "episode" | "procedure">);
+  kinds?: Array<"claim" | "episode" | "procedure">;
   /** finite UTC Unix seconds, fractions allowed */
   known_at?: number;
   min_sequence?: number;
@@ -573,7 +573,7 @@ export type RecallInput = {
 };
 
 /** Answer of `recall`. */
-export type RecallOutput = ({
+export type RecallOutput = {
   context_chars: number;
   indexed_sequence: number;
   items: Array<{
@@ -583,7 +583,7 @@ export type RecallOutput = ({
     stale: boolean;
   }>;
   status: "complete" | "partial" | "degraded" | "pending";
-});
+};
 
 /** Input of `workspaces.create`: path, query and body fields in one object. */
 export type WorkspacesCreateInput = {
@@ -602,14 +602,14 @@ export type WorkspacesListInput = {
 };
 
 /** Answer of `workspaces.list`. */
-export type WorkspacesListOutput = ({
+export type WorkspacesListOutput = {
   enrollment: {
     can_create_workspace: boolean;
     policy: "admin_managed_pilot";
   };
   next_cursor: string | null;
   workspaces: Array<Workspace>;
-});
+};
 
 /** Input of `workspaces.members.put`: path, query and body fields in one object. */
 export type WorkspacesMembersPutInput = {

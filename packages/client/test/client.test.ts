@@ -154,6 +154,32 @@ describe('@tms/client against the gateway', () => {
     expect((refused as TmsError).request_id).toMatch(/\S/);
   });
 
+  it('retries projection_pending after its retry_after_seconds, then gives up after maxAttempts', async () => {
+    const ns = await namespace('pending');
+    const events: RetryEvent[] = [];
+    const bounded = createClient({
+      baseUrl: proxy.url,
+      token,
+      workspace,
+      retry: { maxAttempts: 2 },
+      onRetry: (event) => events.push(event),
+    });
+    const input = {
+      namespace_ids: [ns],
+      query: 'tea',
+      budget: { max_context_chars: 100 },
+      min_sequence: 1_000_000_000,
+      on_pending: 'error' as const,
+    };
+    const refused = await bounded.recall(input).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TmsError);
+    expect(refused).toMatchObject({ code: 'projection_pending', status: 409, retryable: true });
+    const seconds = (refused as TmsError).retry_after_seconds;
+    expect(seconds).toBeGreaterThan(0);
+    expect(events.map((event) => [event.operation, event.attempt])).toEqual([['recall', 1]]);
+    expect(events[0]?.delayMs).toBeGreaterThanOrEqual((seconds ?? 0) * 1000);
+  });
+
   it('raises TmsError with the body fields, the request id and X-Error-Detail', async () => {
     const missing = await client.memories
       .get({ id: 'mem_nope' }, { requestId: 'req-client-test-1' })

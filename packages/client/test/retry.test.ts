@@ -79,18 +79,17 @@ describe('retryPolicy', () => {
   });
 });
 
+/** The service's error body, as the gateway writes it. */
+function errorBody(code: string, status: number, retryable: boolean, requestId: string): string {
+  const message = code === 'invalid_input' ? 'The request is invalid.' : 'The service is temporarily unavailable.';
+  return JSON.stringify({
+    error: { code, message, status, retryable, request_id: requestId, retry_after_seconds: null },
+  });
+}
+
 describe('errorFromResponse', () => {
   it('reads the error body and takes detail from X-Error-Detail', () => {
-    const body = JSON.stringify({
-      error: {
-        code: 'invalid_input',
-        message: 'The request is invalid.',
-        status: 400,
-        retryable: false,
-        request_id: 'req-9',
-        retry_after_seconds: null,
-      },
-    });
+    const body = errorBody('invalid_input', 400, false, 'req-9');
     const error = errorFromResponse(
       'namespaces.create',
       400,
@@ -111,16 +110,7 @@ describe('errorFromResponse', () => {
   });
 
   it('takes Retry-After when the body gives no retry_after_seconds', () => {
-    const body = JSON.stringify({
-      error: {
-        code: 'unavailable',
-        message: 'x',
-        status: 503,
-        retryable: true,
-        request_id: 'r',
-        retry_after_seconds: null,
-      },
-    });
+    const body = errorBody('unavailable', 503, true, 'r');
     expect(errorFromResponse('me.get', 503, new Headers({ 'retry-after': '7' }), body).retry_after_seconds).toBe(7);
   });
 
