@@ -1,0 +1,15 @@
+export {
+  type ClientOptions,
+  createClient,
+  type OperationError,
+  type PagedOperationName,
+  type PageItem,
+  type RecallWhenIndexedOptions,
+  type RetryEvent,
+  type SequenceRef,
+  type TmsClient,
+} from './client';
+export { isTmsError, TmsError, type TmsErrorFields, TmsNetworkError } from './errors';
+export * from './generated';
+export type { CallOptions } from './options';
+export { type AttemptFailure, DEFAULT_RETRY, mayRetry, type RetryOptions, type RetryTraits } from './retry';
