@@ -1,8 +1,16 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
-/** Per-app Prometheus registry: request counts and latency by operation and outcome code. */
+/**
+ * Per-app Prometheus registry: request counts and latency by operation and outcome code, plus
+ * prom-client's process and Node.js metrics (CPU, memory, event-loop lag, GC, handles).
+ */
 export class GatewayMetrics {
   readonly registry = new Registry();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
   private readonly requests = new Counter({
     name: 'tms_requests_total',
     help: 'Requests by operation and outcome code',

@@ -66,7 +66,11 @@ describe('the search index on Postgres (decisions §9)', () => {
     });
     const harness = h;
     const metrics = async () => (await harness.api.get('/metrics')).text as string;
-    expect(gauge(await metrics(), 'tms_indexer_lag_commits')).toBe(0);
+    const idle = await metrics();
+    expect(gauge(idle, 'tms_indexer_lag_commits')).toBe(0);
+    // prom-client's process and Node.js metrics sit beside ours.
+    expect(gauge(idle, 'process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024);
+    expect(idle).toMatch(/^nodejs_eventloop_lag_seconds \d/m);
 
     await createMemory(harness);
     const stalled = () => harness.logs.filter((line) => line.includes('search index stalled'));

@@ -3,7 +3,7 @@ import { searchProviderFor } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
 import { Indexer, indexerMetrics, indexLagMetrics } from '@tms/search';
 import pino from 'pino';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { parseEnv } from './env';
 
 let env: ReturnType<typeof parseEnv>;
@@ -18,6 +18,7 @@ const logger = pino({ level: env.LOG_LEVEL });
 const ledger = await Ledger.open({ databaseUrl: env.DATABASE_URL, maxConnections: 4 });
 const provider = searchProviderFor({ ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' }, ledger);
 const registry = new Registry();
+collectDefaultMetrics({ register: registry });
 const metrics = indexerMetrics(registry);
 if (provider.name !== 'none') indexLagMetrics(registry, ledger, provider.name, env.INDEX_STALL_SECONDS);
 const indexer = new Indexer(ledger, provider, {
