@@ -27,7 +27,8 @@ export function memoryRequest(uri: string, queryTypes: Record<string, unknown>):
   }
   const query: Record<string, unknown> = {};
   for (const [name, value] of new URLSearchParams(q < 0 ? '' : rest.slice(q + 1))) {
-    if (Object.hasOwn(query, name)) throw new DomainError('invalid_input', `uri: repeated query parameter ${quoteName(name)}`);
+    if (Object.hasOwn(query, name))
+      throw new DomainError('invalid_input', `uri: repeated query parameter ${quoteName(name)}`);
     const type = (queryTypes[name] as { type?: unknown } | undefined)?.type;
     if ((type === 'number' || type === 'integer') && JSON_NUMBER.test(value)) query[name] = Number(value);
     else if (type === 'boolean' && (value === 'true' || value === 'false')) query[name] = value === 'true';

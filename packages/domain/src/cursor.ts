@@ -16,7 +16,8 @@ export class CursorCodec {
   decode<T>(scope: string, cursor: string | undefined): T | null {
     if (cursor === undefined) return null;
     const [payload, signature, extra] = cursor.split('.');
-    if (!payload || !signature || extra !== undefined) throw new DomainError('invalid_input', 'query.cursor: malformed');
+    if (!payload || !signature || extra !== undefined)
+      throw new DomainError('invalid_input', 'query.cursor: malformed');
     const expected = Buffer.from(this.sign(payload));
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) {

@@ -594,7 +594,11 @@ function deferred<T>(): Deferred<T> {
 
 function checkIdempotencyKey(key: string | null): string {
   if (key === null) throw new DomainError('idempotency_required');
-  if (!idSchema.safeParse(key).success) throw new DomainError('invalid_input', 'Idempotency-Key: must be 1-200 characters of A-Z, a-z, 0-9, ".", "_", ":", "-"');
+  if (!idSchema.safeParse(key).success)
+    throw new DomainError(
+      'invalid_input',
+      'Idempotency-Key: must be 1-200 characters of A-Z, a-z, 0-9, ".", "_", ":", "-"',
+    );
   return key;
 }
 

@@ -76,7 +76,10 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   const json = { type: 'text', text: JSON.stringify(result.structuredContent) };
   const code = (result.structuredContent as Partial<ErrorEnvelope> | undefined)?.error?.code;
   if (result.isError && code === 'invalid_input') {
-    expect(result.content).toEqual([json, { type: 'text', text: expect.stringMatching(/^invalid_input: [\x20-\x7e]+$/) }]);
+    expect(result.content).toEqual([
+      json,
+      { type: 'text', text: expect.stringMatching(/^invalid_input: [\x20-\x7e]+$/) },
+    ]);
   } else {
     expect(result.content).toEqual([json]);
   }
@@ -367,9 +370,16 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
     expect(rest.status).toBe(400);
     expect(withoutRequestId(error)).toEqual(withoutRequestId(rest.body.error));
     // The second text names what was wrong, as /v1's X-Error-Detail does.
-    const fact = await call(own, 'svc_memories_create', { ...bad, text: 'x', kind: 'fact', idempotency_key: freshKey() });
+    const fact = await call(own, 'svc_memories_create', {
+      ...bad,
+      text: 'x',
+      kind: 'fact',
+      idempotency_key: freshKey(),
+    });
     expect(fact.isError).toBe(true);
-    expect((fact.content[1] as { text?: string } | undefined)?.text).toBe('invalid_input: body.kind: expected one of claim, episode, procedure');
+    expect((fact.content[1] as { text?: string } | undefined)?.text).toBe(
+      'invalid_input: body.kind: expected one of claim, episode, procedure',
+    );
 
     // Unknown arguments, wrong types and missing keys fail like /v1 does.
     expect((await failure(client, 'svc_namespaces_get', { id: ns.id, extra: 1 })).code).toBe('invalid_input');

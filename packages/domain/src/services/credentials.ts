@@ -111,7 +111,10 @@ export async function createCredential(
   let installationId: string | null = null;
   if (input.kind === 'installation') {
     if (input.product_installation_id === undefined) {
-      throw new DomainError('invalid_input', 'body.product_installation_id: is required for an installation credential');
+      throw new DomainError(
+        'invalid_input',
+        'body.product_installation_id: is required for an installation credential',
+      );
     }
     const installation = await stores.credentials.getInstallation(access.workspaceId, input.product_installation_id);
     if (!installation) throw new DomainError('not_found', 'no such installation');

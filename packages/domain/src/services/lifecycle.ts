@@ -166,10 +166,14 @@ export async function attestMemory(
   await citedEvidence(access, input.evidence_ids);
   const cited = new Set(input.evidence_ids);
   const given = await ctx.stores.evidence.verificationsByIds(access.workspaceId, input.verification_ids);
-  if (given.length !== input.verification_ids.length) throw new DomainError('invalid_input', 'body.verification_ids: names an unknown verification');
+  if (given.length !== input.verification_ids.length)
+    throw new DomainError('invalid_input', 'body.verification_ids: names an unknown verification');
   for (const v of given) {
     if (!cited.has(v.evidenceId) || v.verdict !== 'verified') {
-      throw new DomainError('invalid_input', 'body.verification_ids: each must be a verified verdict on one of the cited evidence items');
+      throw new DomainError(
+        'invalid_input',
+        'body.verification_ids: each must be a verified verdict on one of the cited evidence items',
+      );
     }
   }
   const covered = new Set(given.map((v) => v.evidenceId));

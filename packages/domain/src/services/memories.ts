@@ -47,7 +47,8 @@ export async function citedRevisions(
     const namespace = await access.namespace(row.namespaceId);
     if (!namespace || !(await access.canRead(namespace))) throw new DomainError('not_found', `revision ${id}`);
     if (row.text === null) throw new DomainError('conflict', `revision ${id} was purged`);
-    if (row.memoryId === ownMemoryId) throw new DomainError('invalid_input', 'body.support_revision_ids: a memory cannot support itself');
+    if (row.memoryId === ownMemoryId)
+      throw new DomainError('invalid_input', 'body.support_revision_ids: a memory cannot support itself');
     if (row.recordedUntil !== null) throw new DomainError('conflict', `revision ${id} is no longer current`);
   }
 }
