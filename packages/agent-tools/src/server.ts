@@ -67,7 +67,8 @@ const INSTRUCTIONS = `Temporal Memory Service: a bitemporal memory ledger organi
 backed by evidence and verifications. Every tool is one /v1 operation; its arguments are the operation's path, query and
 body fields as one object, plus idempotency_key on writes (a fresh id per intended write; a retry with the same key and
 arguments replays the result) and, where offered, workspace_id (defaults to the connection's workspace). A failure is a
-result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}}.
+result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}};
+an invalid_input also names what was wrong in a second text item (e.g. "invalid_input: body.kind: expected one of ...").
 Memories are also readable as resources memory://{id}?as_of=..&known_at=.. (Unix seconds).`;
 
 export function freshRequestId(): string {

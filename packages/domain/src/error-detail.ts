@@ -66,6 +66,8 @@ export interface SchemaIssue {
   message: string;
   expected?: unknown;
   values?: readonly unknown[];
+  /** A discriminated union's allowed discriminator values. */
+  options?: readonly unknown[];
   keys?: readonly string[];
   origin?: string;
   minimum?: number | bigint;
@@ -159,6 +161,7 @@ function describeIssue(issue: SchemaIssue, path: readonly PropertyKey[], input: 
       const branch = closestBranch(issue.errors ?? []);
       const first = branch?.[0];
       if (first) return describeIssue(first, here, input);
+      if (issue.options?.length) return [here, `expected one of ${issue.options.map(showValue).join(', ')}`];
       return [here, 'matches none of the allowed shapes'];
     }
     case 'invalid_key':
