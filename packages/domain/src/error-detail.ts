@@ -130,8 +130,16 @@ function closestBranch(branches: readonly (readonly SchemaIssue[])[]): readonly 
   return best;
 }
 
-/** The reason of one issue at its full path (a union's reason comes from its closest branch). */
-function describeIssue(issue: SchemaIssue, path: readonly PropertyKey[], input: unknown): [PropertyKey[], string] {
+/**
+ * The reason of one issue at its full path (a union's reason comes from its closest branch).
+ * `keyNoun` names an object's keys: `parameter` at the top of a query, else `field`.
+ */
+function describeIssue(
+  issue: SchemaIssue,
+  path: readonly PropertyKey[],
+  input: unknown,
+  keyNoun: string,
+): [PropertyKey[], string] {
   const here = [...path, ...issue.path];
   switch (issue.code) {
     case 'invalid_type': {
@@ -147,7 +155,8 @@ function describeIssue(issue: SchemaIssue, path: readonly PropertyKey[], input: 
       const keys = issue.keys ?? [];
       const named = keys.slice(0, 3).map(quoteName).join(', ');
       const more = keys.length > 3 ? ` and ${keys.length - 3} more` : '';
-      return [here, `unknown field${keys.length === 1 ? '' : 's'} ${named}${more}`];
+      const noun = here.length === 0 ? keyNoun : 'field';
+      return [here, `unknown ${noun}${keys.length === 1 ? '' : 's'} ${named}${more}`];
     }
     case 'too_big':
       return [here, boundReason(issue, 'most')];
@@ -160,14 +169,14 @@ function describeIssue(issue: SchemaIssue, path: readonly PropertyKey[], input: 
     case 'invalid_union': {
       const branch = closestBranch(issue.errors ?? []);
       const first = branch?.[0];
-      if (first) return describeIssue(first, here, input);
+      if (first) return describeIssue(first, here, input, keyNoun);
       if (issue.options?.length) return [here, `expected one of ${issue.options.map(showValue).join(', ')}`];
       return [here, 'matches none of the allowed shapes'];
     }
     case 'invalid_key':
     case 'invalid_element': {
       const first = issue.issues?.[0];
-      if (first) return describeIssue(first, here, input);
+      if (first) return describeIssue(first, here, input, keyNoun);
       return [here, 'is invalid'];
     }
     default:
@@ -178,12 +187,13 @@ function describeIssue(issue: SchemaIssue, path: readonly PropertyKey[], input: 
 
 /**
  * The detail for a part's schema issues: the first issue at its field path, and how many
- * more there were, e.g. `query.limit: must be at most 100` or `body: unknown field "foo"`.
+ * more there were, e.g. `query.limit: must be at most 100`, `body: unknown field "foo"` or
+ * `query: unknown parameter "color"`.
  */
 export function describeIssues(part: InputPart, issues: readonly SchemaIssue[], input: unknown): string {
   const first = issues[0];
   if (!first) return `${part}: is invalid`;
-  const [path, reason] = describeIssue(first, [], input);
+  const [path, reason] = describeIssue(first, [], input, part === 'query' ? 'parameter' : 'field');
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
   return boundDetail(`${fieldPath(part, path)}: ${reason}${more}`);
 }

@@ -85,7 +85,7 @@ describe('invalid_input details', () => {
       [admin.get('/v1/memories', { query: { namespace_id: ns, limit: 500 } }), 'query.limit: must be at most 100'],
       [admin.get('/v1/memories', { query: { namespace_id: ns, limit: 0 } }), 'query.limit: must be at least 1'],
       [admin.get('/v1/memories', { query: { namespace_id: ns, limit: 'ten' } }), 'query.limit: expected a number'],
-      [admin.get('/v1/memories', { query: { namespace_id: ns, color: 'blue' } }), 'query: unknown field "color"'],
+      [admin.get('/v1/memories', { query: { namespace_id: ns, color: 'blue' } }), 'query: unknown parameter "color"'],
       [admin.post('/v1/memories', { namespace_id: ns, kind: 'claim', valid_from: 0 }), 'body.text: is required'],
       [admin.post('/v1/memories', claim(ns, { valid_from: 'now' })), 'body.valid_from: expected number, got string'],
       [admin.post('/v1/memories', claim(ns, { text: '' })), 'body.text: length must be 1-32768 characters'],
