@@ -42,7 +42,7 @@ export interface ErrorExpectation {
   requestId?: string;
   /** For 405: the exact methods of the `Allow` header. */
   allow?: string[];
-  /** For 400 `invalid_input`: what `X-Error-Detail` must match. */
+  /** For 400 `invalid_input`: the exact `X-Error-Detail`, or a pattern it must match. */
   detail?: string | RegExp;
 }
 
@@ -92,7 +92,8 @@ export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExp
   const detail = res.headers.get('x-error-detail');
   if (code === 'invalid_input') {
     expect(detail, context).toMatch(HEADER_SAFE_DETAIL);
-    if (expected.detail !== undefined) expect(detail, context).toMatch(expected.detail);
+    if (typeof expected.detail === 'string') expect(detail, context).toBe(expected.detail);
+    else if (expected.detail) expect(detail, context).toMatch(expected.detail);
   } else {
     expect(detail, context).toBeNull();
   }
