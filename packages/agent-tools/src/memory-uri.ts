@@ -1,4 +1,4 @@
-import { DomainError, type RawInput } from '@tms/domain';
+import { DomainError, quoteName, type RawInput } from '@tms/domain';
 
 export const MEMORY_SCHEME = 'memory://';
 /** RFC 6570 template of a memory resource; both clocks are optional. */
@@ -23,11 +23,12 @@ export function memoryRequest(uri: string, queryTypes: Record<string, unknown>):
   try {
     id = decodeURIComponent(q < 0 ? rest : rest.slice(0, q));
   } catch {
-    throw new DomainError('invalid_input', 'malformed memory URI');
+    throw new DomainError('invalid_input', 'uri: malformed percent-encoding or not UTF-8');
   }
   const query: Record<string, unknown> = {};
   for (const [name, value] of new URLSearchParams(q < 0 ? '' : rest.slice(q + 1))) {
-    if (Object.hasOwn(query, name)) throw new DomainError('invalid_input', `repeated query parameter ${name}`);
+    if (Object.hasOwn(query, name))
+      throw new DomainError('invalid_input', `uri: repeated query parameter ${quoteName(name)}`);
     const type = (queryTypes[name] as { type?: unknown } | undefined)?.type;
     if ((type === 'number' || type === 'integer') && JSON_NUMBER.test(value)) query[name] = Number(value);
     else if (type === 'boolean' && (value === 'true' || value === 'false')) query[name] = value === 'true';

@@ -12,7 +12,15 @@ import {
   type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type ErrorObject, errorObject, OPERATION_LIMITS, OPERATIONS_BY_NAME, type Operation } from '@tms/catalog';
-import { type Caller, Deadline, type Domain, DomainError, isDatabaseUnavailable, type RawInput } from '@tms/domain';
+import {
+  type Caller,
+  Deadline,
+  type Domain,
+  DomainError,
+  isDatabaseUnavailable,
+  publicDetail,
+  type RawInput,
+} from '@tms/domain';
 import { z } from 'zod';
 import { MEMORY_URI_TEMPLATE, memoryRequest, memoryUri } from './memory-uri';
 import { type AgentTool, agentTools, splitArguments } from './tools';
@@ -25,6 +33,8 @@ export const RESOURCE_NOT_FOUND = -32002;
 
 /** The subset of a pino logger the adapter uses. */
 export interface AgentLogger {
+  /** Where an `invalid_input` detail is logged, when the logger has the level. */
+  debug?(details: object, message: string): void;
   warn(details: object, message: string): void;
   error(details: object, message: string): void;
 }
@@ -57,7 +67,8 @@ const INSTRUCTIONS = `Temporal Memory Service: a bitemporal memory ledger organi
 backed by evidence and verifications. Every tool is one /v1 operation; its arguments are the operation's path, query and
 body fields as one object, plus idempotency_key on writes (a fresh id per intended write; a retry with the same key and
 arguments replays the result) and, where offered, workspace_id (defaults to the connection's workspace). A failure is a
-result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}}.
+result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}};
+an invalid_input also names what was wrong in a second text item (e.g. "invalid_input: body.kind: expected one of ...").
 Memories are also readable as resources memory://{id}?as_of=..&known_at=.. (Unix seconds).`;
 
 export function freshRequestId(): string {
@@ -68,7 +79,11 @@ const silent: AgentLogger = { warn() {}, error() {} };
 
 /** The /v1 error object for any failure; unexpected ones are logged and never leak details. */
 function errorFor(error: unknown, requestId: string, operation: string, logger: AgentLogger): ErrorObject {
-  if (error instanceof DomainError) return errorObject(error.code, requestId, error.retryAfterSeconds);
+  if (error instanceof DomainError) {
+    const detail = publicDetail(error);
+    if (detail !== null) logger.debug?.({ request_id: requestId, operation, detail }, 'invalid_input');
+    return errorObject(error.code, requestId, error.retryAfterSeconds);
+  }
   if (isDatabaseUnavailable(error)) {
     logger.warn({ request_id: requestId, operation, err: error }, 'unavailable');
     return errorObject('unavailable', requestId, 1);
@@ -196,9 +211,15 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     } catch (error) {
       const envelope = { error: errorFor(error, requestId, tool.operation.name, logger) };
       code = envelope.error.code;
+      // The first text is the error object, as structured content; an `invalid_input` also
+      // names what was wrong in a second text (decisions §7), e.g. `invalid_input: body.kind: ...`.
+      const detail = publicDetail(error);
       return {
         isError: true,
-        content: [{ type: 'text', text: JSON.stringify(envelope) }],
+        content: [
+          { type: 'text', text: JSON.stringify(envelope) },
+          ...(detail === null ? [] : [{ type: 'text' as const, text: `invalid_input: ${detail}` }]),
+        ],
         structuredContent: envelope,
       };
     } finally {
@@ -219,7 +240,7 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
           : object.code === 'invalid_input'
             ? ErrorCode.InvalidParams
             : ErrorCode.InternalError;
-      throw new McpError(code, object.message, { error: object });
+      throw new McpError(code, publicDetail(error) ?? object.message, { error: object });
     }
   }
 

@@ -161,10 +161,12 @@ export function splitArguments(tool: AgentTool, args: Record<string, unknown>): 
   const hasBody = tool.operation.input.body !== null;
   for (const [name, value] of Object.entries(args)) {
     if (tool.takesWorkspace && name === WORKSPACE_ARG) {
-      if (typeof value !== 'string') throw new DomainError('invalid_input', `${WORKSPACE_ARG} must be a string`);
+      if (typeof value !== 'string')
+        throw new DomainError('invalid_input', `arguments.${WORKSPACE_ARG}: expected string`);
       workspaceId = value;
     } else if (tool.operation.idempotent && name === IDEMPOTENCY_KEY_ARG) {
-      if (typeof value !== 'string') throw new DomainError('invalid_input', `${IDEMPOTENCY_KEY_ARG} must be a string`);
+      if (typeof value !== 'string')
+        throw new DomainError('invalid_input', `arguments.${IDEMPOTENCY_KEY_ARG}: expected string`);
       idempotencyKey = value;
     } else if (tool.keys.params.has(name)) {
       params[name] = value;

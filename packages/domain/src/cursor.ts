@@ -16,14 +16,15 @@ export class CursorCodec {
   decode<T>(scope: string, cursor: string | undefined): T | null {
     if (cursor === undefined) return null;
     const [payload, signature, extra] = cursor.split('.');
-    if (!payload || !signature || extra !== undefined) throw new DomainError('invalid_input', 'malformed cursor');
+    if (!payload || !signature || extra !== undefined)
+      throw new DomainError('invalid_input', 'query.cursor: malformed');
     const expected = Buffer.from(this.sign(payload));
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) {
-      throw new DomainError('invalid_input', 'cursor signature mismatch');
+      throw new DomainError('invalid_input', 'query.cursor: not a cursor of this service');
     }
     const [cursorScope, position] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, T];
-    if (cursorScope !== scope) throw new DomainError('invalid_input', 'cursor issued for another listing');
+    if (cursorScope !== scope) throw new DomainError('invalid_input', 'query.cursor: issued for another listing');
     return position;
   }
 

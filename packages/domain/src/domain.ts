@@ -23,6 +23,7 @@ import { canonicalJson } from './canonical-json';
 import type { HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
+import { describeIssues, invalidInput } from './error-detail';
 import { DomainError } from './errors';
 import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
 import { HANDLERS } from './handlers';
@@ -499,18 +500,21 @@ export class Domain {
     if (operation.workspace === 'path') {
       workspaceId = input.id as string;
       if (meta.selectedWorkspaceId !== null && meta.selectedWorkspaceId !== workspaceId) {
-        throw new DomainError('invalid_input', 'X-Service-Workspace differs from the path');
+        throw new DomainError('invalid_input', 'X-Service-Workspace: differs from the workspace in the path');
       }
     } else {
       workspaceId = meta.caller.boundWorkspaceId ?? meta.selectedWorkspaceId;
-      if (workspaceId === null) throw new DomainError('invalid_input', 'X-Service-Workspace is required');
+      if (workspaceId === null) throw new DomainError('invalid_input', 'X-Service-Workspace: is required');
     }
     // A bound credential's selector may only repeat its workspace, never name another.
     const bound = meta.caller.boundWorkspaceId;
     if (bound && (bound !== workspaceId || (meta.selectedWorkspaceId ?? bound) !== bound)) {
       throw new DomainError('not_found', 'credential bound to another workspace');
     }
-    if (!workspaceIdSchema.safeParse(workspaceId).success) throw new DomainError('invalid_input', 'bad workspace id');
+    if (!workspaceIdSchema.safeParse(workspaceId).success) {
+      const place = operation.workspace === 'path' ? 'params.id' : 'X-Service-Workspace';
+      throw new DomainError('invalid_input', `${place}: is not a workspace id`);
+    }
     if (deferStanding) return WorkspaceAccess.deferred(stores, workspaceId, meta.caller);
     return new WorkspaceAccess(
       stores,
@@ -590,20 +594,26 @@ function deferred<T>(): Deferred<T> {
 
 function checkIdempotencyKey(key: string | null): string {
   if (key === null) throw new DomainError('idempotency_required');
-  if (!idSchema.safeParse(key).success) throw new DomainError('invalid_input', 'malformed Idempotency-Key');
+  if (!idSchema.safeParse(key).success)
+    throw new DomainError(
+      'invalid_input',
+      'Idempotency-Key: must be 1-200 characters of A-Z, a-z, 0-9, ".", "_", ":", "-"',
+    );
   return key;
 }
 
 /** Validate each part against the catalog and merge them into the handler's flat input. */
 function validate(operation: Operation, raw: RawInput): Record<string, unknown> {
   const params = operation.input.params.safeParse(raw.params);
+  if (!params.success) throw invalidInput(describeIssues('params', params.error.issues, raw.params));
   const query = operation.input.query.safeParse(raw.query);
-  const body = operation.input.body
-    ? operation.input.body.safeParse(raw.body)
-    : raw.body === undefined
-      ? { success: true as const, data: {} }
-      : { success: false as const };
-  if (!params.success || !query.success || !body.success) throw new DomainError('invalid_input', 'schema');
+  if (!query.success) throw invalidInput(describeIssues('query', query.error.issues, raw.query));
+  if (!operation.input.body) {
+    if (raw.body !== undefined) throw invalidInput('body: this operation takes no body');
+    return { ...query.data, ...params.data };
+  }
+  const body = operation.input.body.safeParse(raw.body);
+  if (!body.success) throw invalidInput(describeIssues('body', body.error.issues, raw.body));
   return { ...(body.data as object), ...query.data, ...params.data };
 }
 

@@ -1,6 +1,16 @@
 export type { Caller } from './caller';
 export { Deadline, deadlinePassed } from './deadline';
 export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
+export {
+  boundDetail,
+  describeIssues,
+  fieldPath,
+  type InputPart,
+  invalidInput,
+  MAX_DETAIL_LENGTH,
+  publicDetail,
+  quoteName,
+} from './error-detail';
 export { DomainError, isDatabaseUnavailable } from './errors';
 export { GroupCommitter, MAX_GROUP_SIZE } from './group-commit';
 export { RequestLoaders, type VerificationPage } from './loaders';

@@ -20,7 +20,7 @@ function stderrLogger(level: CliEnv['LOG_LEVEL']): AgentLogger & { info(details:
     };
     process.stderr.write(`${JSON.stringify(record)}\n`);
   };
-  return { info: write('info'), warn: write('warn'), error: write('error') };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
 /**

@@ -91,6 +91,16 @@ describe('svc (operator CLI) on Postgres', SLOW, () => {
       expect(reason).toMatch(/^svc: .*--subject/);
     });
 
+    it('a refused request prints the invalid_input detail in its one-line reason', async () => {
+      const args = ['admin', 'service-key', 'issue', '--workspace', 'ws_absent', '--name', 'x'];
+      const run = await svc([...args, '--capabilities', 'read,fly'], env);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(cliLines(run.stderr)).toEqual([
+        'svc: invalid_input: body.capabilities[1]: expected one of read, observe, verify, correct, forget, admin',
+      ]);
+    });
+
     it('an unknown command exits non-zero and names it', async () => {
       const [run, admin] = await Promise.all([svc(['frobnicate'], env), svc(['admin', 'frobnicate'], env)]);
       expect(run.code).not.toBe(0);

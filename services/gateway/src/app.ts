@@ -1,11 +1,11 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
-import { type Domain, DomainError, isDatabaseUnavailable } from '@tms/domain';
+import { boundDetail, type Domain, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
 import type { Logger } from 'pino';
 import { GraphqlHandler, type GraphqlOptions } from './graphql/http';
-import { freshRequestId, RequestScope } from './http/request-scope';
+import { ERROR_DETAIL_HEADER, freshRequestId, RequestScope } from './http/request-scope';
 import { handleMcp } from './mcp/mcp-handler';
 import type { GatewayMetrics } from './metrics';
 import { handleRest } from './rest/rest-handler';
@@ -56,7 +56,12 @@ function clientErrorCode(error: NodeJS.ErrnoException): ErrorCode {
   return 'invalid_input';
 }
 
-function clientErrorResponse(code: ErrorCode, requestId: string): string {
+/** What Node's parser refused, for `X-Error-Detail` (its codes are ASCII names like `HPE_INVALID_METHOD`). */
+function clientErrorDetail(error: NodeJS.ErrnoException): string {
+  return boundDetail(`request: malformed HTTP request (${error.code ?? 'unparsable'})`);
+}
+
+function clientErrorResponse(code: ErrorCode, requestId: string, detail: string): string {
   const error = errorObject(code, requestId, code === 'unavailable' ? 1 : null);
   const body = Buffer.from(JSON.stringify({ error }), 'utf8');
   const lines = [
@@ -66,6 +71,7 @@ function clientErrorResponse(code: ErrorCode, requestId: string): string {
     'cache-control: private, no-store',
     `x-request-id: ${requestId}`,
     ...(code === 'unavailable' ? ['retry-after: 1'] : []),
+    ...(code === 'invalid_input' ? [`${ERROR_DETAIL_HEADER}: ${detail}`] : []),
     'connection: close',
   ];
   return `${lines.join('\r\n')}\r\n\r\n${body.toString('utf8')}`;
@@ -149,7 +155,13 @@ export function createApp(deps: AppDependencies): http.Server {
       route(req, res, scope)
         .catch((error: unknown) => {
           if (res.headersSent) return;
-          if (error instanceof DomainError) return scope.sendError(res, error.code, error.retryAfterSeconds);
+          if (error instanceof DomainError) {
+            const detail = publicDetail(error);
+            if (detail !== null) {
+              logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, 'invalid_input');
+            }
+            return scope.sendError(res, error.code, error.retryAfterSeconds, detail);
+          }
           if (isDatabaseUnavailable(error)) {
             logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
             return scope.sendError(res, 'unavailable', 1);
@@ -182,7 +194,7 @@ export function createApp(deps: AppDependencies): http.Server {
     }
     const code = clientErrorCode(error);
     const requestId = freshRequestId();
-    socket.end(clientErrorResponse(code, requestId), () => socket.destroy());
+    socket.end(clientErrorResponse(code, requestId, clientErrorDetail(error)), () => socket.destroy());
     if (code !== 'unavailable') logger.warn({ request_id: requestId, err: error }, 'malformed request');
     logRequest({
       requestId,

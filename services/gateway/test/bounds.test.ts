@@ -371,7 +371,9 @@ describe.each(DRIVERS)('limits (%s)', (driver) => {
     }
     const deepest = expectShape(await api.get(`/v1/namespaces/${parent}`), 'namespaces.get');
     expect(deepest.namespace.display_path).toEqual(names);
-    refused(await api.post('/v1/namespaces', { parent_id: parent, name: 'too deep' }));
+    expectError(await api.post('/v1/namespaces', { parent_id: parent, name: 'too deep' }), 'invalid_input', {
+      detail: 'body.parent_id: a namespace may be at most 32 levels deep',
+    });
     const listed = expectShape(await api.get('/v1/namespaces', { query: { limit: 100 } }), 'namespaces.list');
     expect(listed.namespaces.map((n: { display_path: string[] }) => n.display_path.length)).toContain(32);
     expect(listed.namespaces.some((n: { name: string }) => n.name === 'too deep')).toBe(false);

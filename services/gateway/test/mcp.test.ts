@@ -71,8 +71,18 @@ const connectors: Record<Transport, Connect> = {
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  // The text item always carries the same JSON as the structured content.
-  expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
+  // The first text item always carries the same JSON as the structured content; an
+  // invalid_input adds a second naming what was wrong (decisions §7), no other error does.
+  const json = { type: 'text', text: JSON.stringify(result.structuredContent) };
+  const code = (result.structuredContent as Partial<ErrorEnvelope> | undefined)?.error?.code;
+  if (result.isError && code === 'invalid_input') {
+    expect(result.content).toEqual([
+      json,
+      { type: 'text', text: expect.stringMatching(/^invalid_input: [\x20-\x7e]+$/) },
+    ]);
+  } else {
+    expect(result.content).toEqual([json]);
+  }
   return result;
 }
 
@@ -359,6 +369,17 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
     const rest = await api.post('/v1/memories', bad);
     expect(rest.status).toBe(400);
     expect(withoutRequestId(error)).toEqual(withoutRequestId(rest.body.error));
+    // The second text names what was wrong, as /v1's X-Error-Detail does.
+    const fact = await call(own, 'svc_memories_create', {
+      ...bad,
+      text: 'x',
+      kind: 'fact',
+      idempotency_key: freshKey(),
+    });
+    expect(fact.isError).toBe(true);
+    expect((fact.content[1] as { text?: string } | undefined)?.text).toBe(
+      'invalid_input: body.kind: expected one of claim, episode, procedure',
+    );
 
     // Unknown arguments, wrong types and missing keys fail like /v1 does.
     expect((await failure(client, 'svc_namespaces_get', { id: ns.id, extra: 1 })).code).toBe('invalid_input');

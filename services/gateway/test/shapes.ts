@@ -42,13 +42,19 @@ export interface ErrorExpectation {
   requestId?: string;
   /** For 405: the exact methods of the `Allow` header. */
   allow?: string[];
+  /** For 400 `invalid_input`: the exact `X-Error-Detail`, or a pattern it must match. */
+  detail?: string | RegExp;
 }
+
+/** A header-safe `X-Error-Detail`: printable ASCII, at most 300 characters. */
+export const HEADER_SAFE_DETAIL = /^[\x20-\x7e]{1,300}$/;
 
 /**
  * A structured error: exactly `{error: {code, message, status, retryable, request_id,
  * retry_after_seconds}}` with message, status and retryable from the error table, private
  * JSON headers, `X-Request-Id` equal to `error.request_id`, `WWW-Authenticate: Bearer` on
- * 401 (only), `Allow` on 405, `Retry-After` when `retry_after_seconds` is set.
+ * 401 (only), `Allow` on 405, `Retry-After` when `retry_after_seconds` is set, and
+ * `X-Error-Detail` (header-safe) on `invalid_input` only.
  */
 export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExpectation = {}): void {
   const row = ERROR_TABLE[code];
@@ -82,6 +88,14 @@ export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExp
   }
   if (error.retry_after_seconds !== null) {
     expect(res.headers.get('retry-after')).toBe(String(Math.ceil(error.retry_after_seconds)));
+  }
+  const detail = res.headers.get('x-error-detail');
+  if (code === 'invalid_input') {
+    expect(detail, context).toMatch(HEADER_SAFE_DETAIL);
+    if (typeof expected.detail === 'string') expect(detail, context).toBe(expected.detail);
+    else if (expected.detail) expect(detail, context).toMatch(expected.detail);
+  } else {
+    expect(detail, context).toBeNull();
   }
 }
 

@@ -115,7 +115,8 @@ describe('the strict JSON decoder', () => {
     const key = 'k'.repeat(10_000);
     const detail = refusal(() => parseStrictJson(`{"${key}":{"${key}":1,"${key}":2}}`));
     expect(detail.length).toBeLessThanOrEqual(300);
-    expect(detail).toMatch(/^body: duplicate key "k+\.\.\." at body\.k+/);
+    // The path quotes a long key, cut like the key itself.
+    expect(detail).toMatch(/^body: duplicate key "k{64}\.\.\." at body\["k{64}\.\.\."\]$/);
     // ASCII only (a detail will travel in a header): other characters as escapes.
     expect(refusal(() => parseStrictJson('{"é😀\\n":1,"é😀\\n":2}'))).toBe(
       'body: duplicate key "\\u00e9\\ud83d\\ude00\\n" at body',

@@ -111,14 +111,17 @@ export async function createCredential(
   let installationId: string | null = null;
   if (input.kind === 'installation') {
     if (input.product_installation_id === undefined) {
-      throw new DomainError('invalid_input', 'an installation credential needs product_installation_id');
+      throw new DomainError(
+        'invalid_input',
+        'body.product_installation_id: is required for an installation credential',
+      );
     }
     const installation = await stores.credentials.getInstallation(access.workspaceId, input.product_installation_id);
     if (!installation) throw new DomainError('not_found', 'no such installation');
     if (installation.revokedAt !== null) throw new DomainError('conflict', 'the installation was revoked');
     installationId = installation.id;
   } else if (input.product_installation_id !== undefined) {
-    throw new DomainError('invalid_input', 'a service key belongs to no installation');
+    throw new DomainError('invalid_input', 'body.product_installation_id: a service key belongs to no installation');
   }
   if (input.namespace_ids !== null) {
     const found = await stores.namespaces.getMany(access.workspaceId, input.namespace_ids);
@@ -126,7 +129,7 @@ export async function createCredential(
   }
   const now = await ctx.now();
   if (input.expires_at !== null && input.expires_at <= now) {
-    throw new DomainError('invalid_input', 'expires_at must be in the future');
+    throw new DomainError('invalid_input', 'body.expires_at: must be in the future');
   }
 
   const minted = mintCredentialSecret(input.kind);

@@ -21,7 +21,7 @@ export async function createEvidence(
   const namespace = await access.requireById(input.namespace_id, 'observe');
   const excerptSha256 = sha256Hex(input.excerpt);
   if (input.content_root_sha256 !== excerptSha256) {
-    throw new DomainError('invalid_input', 'content_root_sha256 is not the SHA-256 of the excerpt');
+    throw new DomainError('invalid_input', 'body.content_root_sha256: is not the SHA-256 of the excerpt');
   }
   const existing = await ctx.stores.evidence.findByHash(access.workspaceId, namespace.id, excerptSha256);
   if (existing && existing.excerpt !== null) {

@@ -100,7 +100,7 @@ export async function correctMemory(
   const validFrom = input.valid_from ?? current.validFrom;
   const validTo = input.valid_to !== undefined ? input.valid_to : current.validTo;
   if (validTo !== null && validTo <= validFrom)
-    throw new DomainError('invalid_input', 'valid_to must be after valid_from');
+    throw new DomainError('invalid_input', 'body.valid_to: must be after valid_from');
   const evidenceIds = input.evidence_ids ?? current.evidenceIds;
   const supportRevisionIds = input.support_revision_ids ?? current.supportRevisionIds;
   await citedEvidence(access, evidenceIds);
@@ -166,15 +166,19 @@ export async function attestMemory(
   await citedEvidence(access, input.evidence_ids);
   const cited = new Set(input.evidence_ids);
   const given = await ctx.stores.evidence.verificationsByIds(access.workspaceId, input.verification_ids);
-  if (given.length !== input.verification_ids.length) throw new DomainError('invalid_input', 'unknown verification');
+  if (given.length !== input.verification_ids.length)
+    throw new DomainError('invalid_input', 'body.verification_ids: names an unknown verification');
   for (const v of given) {
     if (!cited.has(v.evidenceId) || v.verdict !== 'verified') {
-      throw new DomainError('invalid_input', 'each verification must verify one of the cited evidence items');
+      throw new DomainError(
+        'invalid_input',
+        'body.verification_ids: each must be a verified verdict on one of the cited evidence items',
+      );
     }
   }
   const covered = new Set(given.map((v) => v.evidenceId));
   if (input.evidence_ids.some((id) => !covered.has(id))) {
-    throw new DomainError('invalid_input', 'every cited evidence item needs a verification');
+    throw new DomainError('invalid_input', 'body.verification_ids: every cited evidence item needs a verification');
   }
   const all = await ctx.stores.evidence.verificationsOf(access.workspaceId, input.evidence_ids, END_OF_TIME);
   if (all.some((v) => v.verdict === 'rejected')) throw new DomainError('conflict', 'cited evidence was rejected');
@@ -332,7 +336,7 @@ export async function listMemories(
     ((input.known_at !== undefined && input.known_at !== after.k) ||
       (input.as_of !== undefined && input.as_of !== after.a))
   ) {
-    throw new DomainError('invalid_input', 'cursor issued for another snapshot');
+    throw new DomainError('invalid_input', 'query.cursor: issued for another as_of or known_at');
   }
   const now = after || (input.known_at !== undefined && input.as_of !== undefined) ? 0 : await ctx.now();
   const knownAt = after?.k ?? input.known_at ?? now;

@@ -47,7 +47,8 @@ export async function citedRevisions(
     const namespace = await access.namespace(row.namespaceId);
     if (!namespace || !(await access.canRead(namespace))) throw new DomainError('not_found', `revision ${id}`);
     if (row.text === null) throw new DomainError('conflict', `revision ${id} was purged`);
-    if (row.memoryId === ownMemoryId) throw new DomainError('invalid_input', 'a memory cannot support itself');
+    if (row.memoryId === ownMemoryId)
+      throw new DomainError('invalid_input', 'body.support_revision_ids: a memory cannot support itself');
     if (row.recordedUntil !== null) throw new DomainError('conflict', `revision ${id} is no longer current`);
   }
 }
@@ -196,7 +197,7 @@ export async function memoryHistory(
   const scope = `memories.history:${access.workspaceId}:${memory.id}`;
   const after = ctx.cursors.decode<{ g: number; k: number }>(scope, input.cursor);
   if (after && input.known_at !== undefined && input.known_at !== after.k) {
-    throw new DomainError('invalid_input', 'cursor issued for another known_at');
+    throw new DomainError('invalid_input', 'query.cursor: issued for another known_at');
   }
   const knownAt = after?.k ?? input.known_at ?? (await ctx.now());
   const rows = await ctx.stores.memories.revisionsKnownAt(access.workspaceId, memory.id, {

@@ -53,7 +53,11 @@ export async function createNamespace(
     ancestorIds = [...parent.ancestorIds, parent.id];
     parentPath = decodePathKey(parent.pathKey);
   }
-  if (ancestorIds.length + 1 > MAX_NAMESPACE_DEPTH) throw new DomainError('invalid_input', 'namespace too deep');
+  if (ancestorIds.length + 1 > MAX_NAMESPACE_DEPTH)
+    throw new DomainError(
+      'invalid_input',
+      `body.parent_id: a namespace may be at most ${MAX_NAMESPACE_DEPTH} levels deep`,
+    );
   const id = newId('ns');
   const stamp = await ctx.commit(access.workspaceId, [id]);
   const row = {
@@ -122,7 +126,7 @@ export async function putGrants(
   const namespace = await access.requireById(input.id, 'admin');
   const targets = input.grants.map(targetOf);
   const seen = new Set(targets.map((t) => `${t.kind}:${t.id}`));
-  if (seen.size !== targets.length) throw new DomainError('invalid_input', 'duplicate grant target');
+  if (seen.size !== targets.length) throw new DomainError('invalid_input', 'body.grants: names a target twice');
 
   // Grants may only target members, installations and credentials of the workspace; a revoked
   // installation or credential counts as absent.
@@ -135,7 +139,11 @@ export async function putGrants(
       : t.kind === 'installation'
         ? live.installations.has(t.id)
         : live.credentials.has(t.id);
-  if (!targets.every(exists)) throw new DomainError('invalid_input', 'grant target is not in the workspace');
+  if (!targets.every(exists))
+    throw new DomainError(
+      'invalid_input',
+      'body.grants: a target is no member, live installation or live credential of the workspace',
+    );
 
   // No broader than the caller's own: inherited grants need the capability on the subtree.
   const own = await access.capabilitiesOn(namespace);

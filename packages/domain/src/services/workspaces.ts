@@ -76,7 +76,8 @@ export async function putMembers(
   if (!access.isAdmin) throw new DomainError('forbidden', 'workspace admins only');
   const { stores } = ctx;
   const known = await stores.directory.existingActorIds(input.members.map((m) => m.actor_id));
-  if (input.members.some((m) => !known.has(m.actor_id))) throw new DomainError('invalid_input', 'unknown actor');
+  if (input.members.some((m) => !known.has(m.actor_id)))
+    throw new DomainError('invalid_input', 'body.members: names an unknown actor');
   if (!input.members.some((m) => m.role === 'admin'))
     throw new DomainError('conflict', 'the last admin cannot be removed');
   const stamp = await ctx.commit(access.workspaceId, [access.workspaceId]);

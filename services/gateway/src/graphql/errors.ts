@@ -1,5 +1,5 @@
 import { ERROR_TABLE, type ErrorCode, errorObject } from '@tms/catalog';
-import { DomainError, isDatabaseUnavailable } from '@tms/domain';
+import { boundDetail, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
 import type { Logger } from 'pino';
 import { GraphQLError } from './graphql-js';
 
@@ -71,8 +71,10 @@ function classify(error: GraphQLError): { code: ErrorCode; retryAfter: number | 
 }
 
 /**
- * The error as answered: request errors keep GraphQL's own message (it describes the query);
- * field errors get the spec's fixed message, so no detail of the domain leaks.
+ * The error as answered: an `invalid_input` names what was wrong in its message (decisions §7:
+ * the domain's detail, or GraphQL's own description of the request, bounded); other request
+ * errors keep GraphQL's message; other field errors get the spec's fixed message, so no detail
+ * of the domain leaks.
  */
 export function shapeError(error: GraphQLError, requestId: string, logger: Logger): GraphQLError {
   const { code, retryAfter, unexpected } = classify(error);
@@ -81,7 +83,11 @@ export function shapeError(error: GraphQLError, requestId: string, logger: Logge
     logger[level]({ request_id: requestId, err: unexpected, path: error.path }, `graphql ${code}`);
   }
   const isFieldError = error.path !== undefined;
-  const message = isFieldError || unexpected !== null ? ERROR_TABLE[code].message : error.message;
+  let message = isFieldError || unexpected !== null ? ERROR_TABLE[code].message : error.message;
+  if (code === 'invalid_input') {
+    message = publicDetail(rootCause(error)) ?? boundDetail(error.message);
+    logger.debug({ request_id: requestId, operation: 'graphql', detail: message }, 'invalid_input');
+  }
   // A request error without a status of its own (a limit's) is a 400, like a validation error.
   const http = error.extensions.http ?? (isFieldError ? undefined : { status: 400, spec: true });
   return new GraphQLError(message, {

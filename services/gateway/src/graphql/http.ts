@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
-import { type Domain, DomainError } from '@tms/domain';
+import { boundDetail, type Domain, DomainError } from '@tms/domain';
 import type { Logger } from 'pino';
-import type { RequestScope } from '../http/request-scope';
+import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
 import { readBody } from '../rest/body';
 import type { GraphQLContext } from './context';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
@@ -109,9 +109,11 @@ export class GraphqlHandler {
     response.headers.forEach((value, name) => {
       out[name] = value;
     });
-    scope.code = firstErrorCode(response.headers.get('content-type'), body) ?? 'ok';
+    const errors = errorsOf(response.headers.get('content-type'), body);
+    scope.code = errors.code ?? 'ok';
     res.writeHead(response.status, {
       ...out,
+      ...(errors.detail === null ? {} : { [ERROR_DETAIL_HEADER]: errors.detail }),
       'content-length': String(body.length),
       'cache-control': 'private, no-store',
       'x-request-id': scope.requestId,
@@ -120,16 +122,27 @@ export class GraphqlHandler {
   }
 }
 
-/** The code of the answer's first error, for metrics and the request log. */
-function firstErrorCode(contentType: string | null, body: Buffer): string | null {
-  if (!contentType?.includes('json')) return null;
+/**
+ * The code of the answer's first error, for metrics and the request log, and the message of its
+ * first `invalid_input` (already its bounded detail, see `shapeError`) for `X-Error-Detail`.
+ */
+function errorsOf(contentType: string | null, body: Buffer): { code: string | null; detail: string | null } {
+  const none = { code: null, detail: null };
+  if (!contentType?.includes('json')) return none;
   // Most answers carry no error: skip parsing them again (a text that merely contains the
   // word is parsed, as before).
-  if (!body.includes('"errors"')) return null;
+  if (!body.includes('"errors"')) return none;
   try {
-    const parsed = JSON.parse(body.toString('utf8')) as { errors?: { extensions?: { code?: string } }[] };
-    return parsed.errors?.[0]?.extensions?.code ?? null;
+    const parsed = JSON.parse(body.toString('utf8')) as {
+      errors?: { message?: unknown; extensions?: { code?: string } }[];
+    };
+    const errors = parsed.errors ?? [];
+    const invalid = errors.find((error) => error.extensions?.code === 'invalid_input');
+    return {
+      code: errors[0]?.extensions?.code ?? null,
+      detail: typeof invalid?.message === 'string' ? boundDetail(invalid.message) : null,
+    };
   } catch {
-    return null;
+    return none;
   }
 }

@@ -27,7 +27,7 @@ function paramsFromQueryString(url: string): GraphQLParams {
     const value = decodeComponent(eq < 0 ? '' : pair.slice(eq + 1));
     // Other parameters (a cache buster, say) are no concern of GraphQL's and are ignored.
     if (!GET_PARAMETERS.has(name)) continue;
-    if (raw.has(name)) throw new DomainError('invalid_input', `repeated query parameter ${name}`);
+    if (raw.has(name)) throw new DomainError('invalid_input', `query string: repeated parameter ${name}`);
     raw.set(name, value);
   }
   const params: GraphQLParams = {};

@@ -18,6 +18,9 @@ export function freshRequestId(): string {
   return `req_${requestIdPool.toString('hex', start, start + REQUEST_ID_BYTES)}`;
 }
 
+/** The response header naming what was wrong with an `invalid_input` request (decisions §7). */
+export const ERROR_DETAIL_HEADER = 'x-error-detail';
+
 /** Per-request bookkeeping shared by every route: id, operation label, error rendering. */
 export class RequestScope {
   readonly requestId: string;
@@ -53,10 +56,20 @@ export class RequestScope {
     res.end(body);
   }
 
-  sendError(res: ServerResponse, code: ErrorCode, retryAfterSeconds: number | null = null): void {
+  /**
+   * The spec's error body. `detail` (an `invalid_input`'s only, see `publicDetail`) goes in
+   * `X-Error-Detail`; the body stays the exact error object.
+   */
+  sendError(
+    res: ServerResponse,
+    code: ErrorCode,
+    retryAfterSeconds: number | null = null,
+    detail: string | null = null,
+  ): void {
     this.code = code;
     const error = errorObject(code, this.requestId, retryAfterSeconds);
     const headers: Record<string, string> = {};
+    if (detail !== null && code === 'invalid_input') headers[ERROR_DETAIL_HEADER] = detail;
     if (code === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
     if (code === 'method_not_allowed' && this.allow) headers.allow = this.allow.join(', ');
     if (retryAfterSeconds !== null) headers['retry-after'] = String(Math.ceil(retryAfterSeconds));

@@ -1,4 +1,4 @@
-import { DomainError } from '@tms/domain';
+import { fieldPath, invalidInput, quoteName } from '@tms/domain';
 
 /**
  * The one strict decoder of request JSON, shared by `/v1`, `/graphql` and `/mcp` (decisions §7):
@@ -18,17 +18,10 @@ import { DomainError } from '@tms/domain';
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** Details stay short enough for a header. */
-const MAX_DETAIL_LENGTH = 300;
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-function refuse(detail: string): DomainError {
-  return new DomainError(
-    'invalid_input',
-    detail.length > MAX_DETAIL_LENGTH ? `${detail.slice(0, MAX_DETAIL_LENGTH - 3)}...` : detail,
-  );
-}
+/** Every refusal: `invalid_input` with a bounded, header-safe detail. */
+const refuse = invalidInput;
 
 /** `application/json`, with no parameter but `charset=utf-8` (any case, quoted or not). */
 export function isJsonContentType(header: string | null | undefined): boolean {
@@ -73,7 +66,6 @@ function parseJsonText(text: string, field: string, fromUtf8: boolean): unknown 
 
 /** Objects with more keys than this check duplicates with a set instead of a scan. */
 const SMALL_OBJECT = 16;
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** Characters that may continue a JSON number token. */
 function isNumberChar(c: number): boolean {
@@ -96,16 +88,9 @@ const keyStack: string[] = [];
 
 /** Where the value is that the container at `level - 1` holds now, e.g. `body.items[0]`. */
 function pathTo(field: string, level: number): string {
-  let path = field;
-  for (let k = 0; k < level; k += 1) {
-    if (!isObject[k]) path += `[${indexAt[k]}]`;
-    else {
-      const key = keyAt[k] as string;
-      path += IDENTIFIER.test(key) ? `.${key}` : `[${quote(key)}]`;
-    }
-    if (path.length > MAX_DETAIL_LENGTH) break;
-  }
-  return path;
+  const keys: (string | number)[] = [];
+  for (let k = 0; k < level; k += 1) keys.push(isObject[k] ? (keyAt[k] as string) : (indexAt[k] as number));
+  return fieldPath(field, keys);
 }
 
 /** Record `key` in the object at `level`; whether it was there already. */
@@ -202,7 +187,7 @@ function scan(text: string, field: string): void {
       }
       if (isKey) {
         const key = decoded ?? text.slice(i + 1, close);
-        if (isDuplicate(key, top)) throw refuse(`${field}: duplicate key ${quote(key)} at ${pathTo(field, top)}`);
+        if (isDuplicate(key, top)) throw refuse(`${field}: duplicate key ${quoteName(key)} at ${pathTo(field, top)}`);
         keyAt[top] = key;
         expectKey = false;
       }
@@ -225,13 +210,4 @@ function scan(text: string, field: string): void {
       i += 1;
     }
   }
-}
-
-/**
- * A client's name as a JSON string for a detail: at most 64 characters and ASCII only (details
- * will travel in a response header), anything else as a `\uXXXX` escape.
- */
-export function quote(name: string): string {
-  const short = name.length > 64 ? `${name.slice(0, 64)}...` : name;
-  return JSON.stringify(short).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

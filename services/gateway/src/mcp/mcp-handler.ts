@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AgentLogger, createAgentServer, serveHttpRequest } from '@tms/agent-tools';
 import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
-import { type Domain, DomainError } from '@tms/domain';
-import type { RequestScope } from '../http/request-scope';
+import { type Domain, DomainError, publicDetail } from '@tms/domain';
+import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
 import { decodeJsonBody } from '../http/strict-json';
 import { readBody } from '../rest/body';
 
@@ -49,8 +49,12 @@ export async function handleMcp(
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     scope.code = 'invalid_input';
-    const parseError = { code: -32700, message: `Parse error: ${error.detail ?? 'body is not JSON'}` };
-    scope.send(res, 400, JSON.stringify({ jsonrpc: '2.0', error: parseError, id: null }));
+    const detail = publicDetail(error) ?? 'body: not JSON';
+    deps.logger.debug?.({ request_id: scope.requestId, operation: 'mcp', detail }, 'invalid_input');
+    const parseError = { code: -32700, message: `Parse error: ${detail}` };
+    scope.send(res, 400, JSON.stringify({ jsonrpc: '2.0', error: parseError, id: null }), {
+      [ERROR_DETAIL_HEADER]: detail,
+    });
     return;
   }
 

@@ -1,7 +1,7 @@
 import type { Operation } from '@tms/catalog';
-import { DomainError } from '@tms/domain';
+import { invalidInput, quoteName } from '@tms/domain';
 import type { z } from 'zod';
-import { decodeJsonBody, quote } from '../http/strict-json';
+import { decodeJsonBody } from '../http/strict-json';
 
 const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
@@ -21,7 +21,7 @@ function decodeComponent(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
-    throw new DomainError('invalid_input', 'malformed percent-encoding in the query');
+    throw invalidInput('query: malformed percent-encoding or not UTF-8');
   }
 }
 
@@ -41,7 +41,7 @@ export function parseQuery(operation: Operation, search: string): Record<string,
     const eq = pair.indexOf('=');
     const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
     const value = decodeComponent(eq < 0 ? '' : pair.slice(eq + 1));
-    if (Object.hasOwn(out, name)) throw new DomainError('invalid_input', `repeated query parameter ${quote(name)}`);
+    if (Object.hasOwn(out, name)) throw invalidInput(`query: repeated parameter ${quoteName(name)}`);
     const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
     if (!field) {
       // Left for the operation's strict schema to refuse, after the rate limiter has counted the call.
@@ -50,11 +50,11 @@ export function parseQuery(operation: Operation, search: string): Record<string,
     }
     switch (scalarKind(field)) {
       case 'number':
-        if (!JSON_NUMBER.test(value)) throw new DomainError('invalid_input', `${name} is not a number`);
+        if (!JSON_NUMBER.test(value)) throw invalidInput(`query.${name}: expected a number`);
         out[name] = Number(value);
         break;
       case 'boolean':
-        if (value !== 'true' && value !== 'false') throw new DomainError('invalid_input', `${name} is not a boolean`);
+        if (value !== 'true' && value !== 'false') throw invalidInput(`query.${name}: expected true or false`);
         out[name] = value === 'true';
         break;
       default:
@@ -67,7 +67,7 @@ export function parseQuery(operation: Operation, search: string): Record<string,
 /** Decode a request body: JSON only, exact UTF-8, no duplicate key or unpaired surrogate, bounded nesting. */
 export function parseBody(operation: Operation, contentType: string | undefined, bytes: Buffer): unknown {
   if (!operation.input.body) {
-    if (bytes.length > 0) throw new DomainError('invalid_input', 'body: this operation takes no body');
+    if (bytes.length > 0) throw invalidInput('body: this operation takes no body');
     return undefined;
   }
   return decodeJsonBody(contentType, bytes);

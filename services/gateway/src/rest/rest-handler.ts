@@ -25,7 +25,8 @@ export async function handleRest(
   const url = new URL(req.url ?? '/', 'http://localhost');
   const match = routes.match(req.method ?? 'GET', url.pathname);
   if (match.kind === 'none') throw new DomainError('not_found', 'no such path');
-  if (match.kind === 'bad_path') throw new DomainError('invalid_input', 'malformed path');
+  if (match.kind === 'bad_path')
+    throw new DomainError('invalid_input', 'path: malformed percent-encoding or not UTF-8');
   if (match.kind === 'method_not_allowed') {
     scope.allow = match.allow;
     throw new DomainError('method_not_allowed');
