@@ -13,4 +13,13 @@ export {
   rateLimiterFor,
   TokenBucketRateLimiter,
 } from './rate-limiter';
+export {
+  decodeJsonBody,
+  decodeJsonBytes,
+  decodeUtf8,
+  isJsonContentType,
+  MAX_JSON_DEPTH,
+  parseStrictJson,
+  quote,
+} from './strict-json';
 export { END_OF_TIME } from './temporal';

@@ -1,7 +1,6 @@
 import type { Operation } from '@tms/catalog';
-import { DomainError } from '@tms/domain';
+import { DomainError, decodeJsonBody, quote } from '@tms/domain';
 import type { z } from 'zod';
-import { decodeJsonBody, quote } from '../http/strict-json';
 
 const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
