@@ -113,7 +113,9 @@ export interface BuildResult<Name extends string> {
   bundles: Record<Name, string>;
 }
 
-export async function buildBundles<const Name extends string>(options: BundleOptions<Name>): Promise<BuildResult<Name>> {
+export async function buildBundles<const Name extends string>(
+  options: BundleOptions<Name>,
+): Promise<BuildResult<Name>> {
   const { outDir, entryPoints } = options;
   fs.rmSync(outDir, { recursive: true, force: true });
   const binDir = path.join(outDir, 'bin');
