@@ -66,6 +66,20 @@ async function connect(server: StdioServerConfig, stderr: string[]): Promise<Cli
   return client;
 }
 
+/** Closing a client ends its server; its process may take a moment to be gone. */
+async function closed(client: Client): Promise<void> {
+  const pid = (client.transport as StdioClientTransport).pid;
+  await client.close();
+  for (; pid !== null; ) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function callOk(client: Client, name: string, args: Record<string, unknown> = {}) {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
@@ -184,7 +198,8 @@ describe('the stdio set-up of docs/agents.md, from a fresh clone', SLOW, () => {
       const created = await callOk(client, 'svc_workspaces_create', { name: 'embedded', idempotency_key: freshKey() });
       const listed = await callOk(client, 'svc_namespaces_list', { workspace_id: created.workspace.id });
       expect(listed.namespaces).toEqual([]);
-      await client.close();
+      // The server owns the files it wrote until it has exited.
+      await closed(client);
       expect(fs.existsSync(path.join(dataDir, 'pglite'))).toBe(true);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
