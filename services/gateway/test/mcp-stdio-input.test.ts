@@ -135,8 +135,9 @@ describe.each(['stdio', 'http'] as const)(
 
     it('cannot read the short form without a connection workspace', async () => {
       const error = await rejection(client.readResource({ uri: `memory://${memoryA.id}` }));
-      expect((error.data as { error: { code: string } }).error.code).not.toBe('ok');
-      expect(error.code).not.toBe(ErrorCode.InternalError);
+      // As memories.get without X-Service-Workspace: invalid_input.
+      expect(error.code).toBe(ErrorCode.InvalidParams);
+      expect((error.data as { error: { code: string } }).error.code).toBe('invalid_input');
     });
 
     it.each([
