@@ -95,7 +95,7 @@ async function main() {
   const build = process.env.PROFILE_BUILD
     ? {
         outDir: path.resolve(process.env.PROFILE_BUILD),
-        bundles: { gateway: path.resolve(process.env.PROFILE_BUILD, 'bin/gateway.js') },
+        bundles: { gateway: path.resolve(process.env.PROFILE_BUILD, 'bin/gateway.mjs') },
       }
     : await buildAll();
   const db = await createTestDatabase('tms_profile');

@@ -1,4 +1,11 @@
-export { MEMORY_URI_TEMPLATE, memoryRequest, memoryUri } from './memory-uri';
+export {
+  MalformedMemoryUri,
+  MEMORY_IN_WORKSPACE_URI_TEMPLATE,
+  MEMORY_URI_TEMPLATE,
+  type MemoryRequest,
+  memoryRequest,
+  memoryUri,
+} from './memory-uri';
 export {
   type AgentConnection,
   type AgentLogger,
@@ -18,4 +25,4 @@ export {
   type ToolRequest,
   WORKSPACE_ARG,
 } from './tools';
-export { serveHttpRequest, serveStdio } from './transports';
+export { StrictStdioTransport, serveHttpRequest, serveStdio } from './transports';

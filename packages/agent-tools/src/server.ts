@@ -22,7 +22,14 @@ import {
   type RawInput,
 } from '@tms/domain';
 import { z } from 'zod';
-import { MEMORY_URI_TEMPLATE, memoryRequest, memoryUri } from './memory-uri';
+import {
+  MalformedMemoryUri,
+  MEMORY_IN_WORKSPACE_URI_TEMPLATE,
+  MEMORY_URI_TEMPLATE,
+  type MemoryRequest,
+  memoryRequest,
+  memoryUri,
+} from './memory-uri';
 import { type AgentTool, agentTools, splitArguments } from './tools';
 
 /** The interface catalog version (interface.md, Versioning). */
@@ -69,7 +76,8 @@ body fields as one object, plus idempotency_key on writes (a fresh id per intend
 arguments replays the result) and, where offered, workspace_id (defaults to the connection's workspace). A failure is a
 result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}};
 an invalid_input also names what was wrong in a second text item (e.g. "invalid_input: body.kind: expected one of ...").
-Memories are also readable as resources memory://{id}?as_of=..&known_at=.. (Unix seconds).`;
+Memories are also readable as resources memory://{workspace_id}/{id}?as_of=..&known_at=.. (Unix seconds), or
+memory://{id}?.. in the connection's workspace.`;
 
 export function freshRequestId(): string {
   return `req_${crypto.randomBytes(12).toString('hex')}`;
@@ -228,10 +236,10 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
   }
 
   /** Run an operation for resources; failures become JSON-RPC errors carrying the /v1 error object. */
-  async function read(operation: Operation, raw: RawInput): Promise<string> {
+  async function read(operation: Operation, raw: RawInput, workspaceId?: string): Promise<string> {
     const requestId = connection.requestId();
     try {
-      return await execute(operation, raw, undefined, null, requestId);
+      return await execute(operation, raw, workspaceId, null, requestId);
     } catch (error) {
       const object = errorFor(error, requestId, operation.name, logger);
       const code =
@@ -255,11 +263,19 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
   handle(server, ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: [
       {
-        uriTemplate: MEMORY_URI_TEMPLATE,
+        uriTemplate: MEMORY_IN_WORKSPACE_URI_TEMPLATE,
         name: 'memory',
         title: 'Memory',
         description:
-          'A memory as it held at as_of and as the service knew it at known_at (Unix seconds; both default to now): the memories.get view.',
+          'A memory of the named workspace as it held at as_of and as the service knew it at known_at (Unix seconds; both default to now): the memories.get view.',
+        mimeType: 'application/json',
+      },
+      {
+        uriTemplate: MEMORY_URI_TEMPLATE,
+        name: 'memory-in-connection-workspace',
+        title: 'Memory (connection workspace)',
+        description:
+          "Like memory://{workspace_id}/{id}, in the connection's workspace (X-Service-Workspace or TMS_WORKSPACE).",
         mimeType: 'application/json',
       },
     ],
@@ -269,15 +285,17 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     const get = OPERATIONS_BY_NAME.get('memories.get');
     const tool = get && byName.get(get.tool);
     if (!get || !tool) throw new McpError(ErrorCode.InternalError, 'memories.get is not in the catalog');
-    let raw: RawInput | null;
+    let memory: MemoryRequest | null;
     try {
-      raw = memoryRequest(request.params.uri, tool.definition.inputSchema.properties);
+      memory = memoryRequest(request.params.uri, tool.definition.inputSchema.properties);
     } catch (error) {
-      const object = errorFor(error, connection.requestId(), get.name, logger);
-      throw new McpError(ErrorCode.InvalidParams, object.message, { error: object });
+      if (!(error instanceof MalformedMemoryUri)) throw error;
+      // The reason is the client's to fix; the data carries the /v1 error object as elsewhere.
+      const object = errorObject('invalid_input', connection.requestId());
+      throw new McpError(ErrorCode.InvalidParams, error.message, { error: object });
     }
-    if (!raw) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri: request.params.uri });
-    const json = await read(get, raw);
+    if (!memory) throw new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri: request.params.uri });
+    const json = await read(get, memory.raw, memory.workspaceId ?? undefined);
     return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: json }] };
   });
 
@@ -287,7 +305,8 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
     // operation (it is added separately from the agent tools), there is nothing to list.
     const list = OPERATIONS_BY_NAME.get('memories.list');
     const namespacesList = OPERATIONS_BY_NAME.get('namespaces.list');
-    if (!list || !namespacesList || connection.workspaceId === null) return { resources: [] };
+    const workspaceId = connection.workspaceId;
+    if (!list || !namespacesList || workspaceId === null) return { resources: [] };
 
     let position = decodePosition(request.params?.cursor);
     const resources: Resource[] = [];
@@ -321,7 +340,8 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
           );
           for (const item of memories.items) {
             resources.push({
-              uri: memoryUri(item.memory.id),
+              // The workspace-naming form: a listed URI reads the same memory on any connection.
+              uri: memoryUri(item.memory.id, workspaceId),
               name: item.memory.id,
               title: titleOf(item.revision.text),
               description: `${item.memory.kind} in ${namespace.display_path.join(' / ')}`,

@@ -23,4 +23,12 @@ export {
   rateLimiterFor,
   TokenBucketRateLimiter,
 } from './rate-limiter';
+export {
+  decodeJsonBody,
+  decodeJsonBytes,
+  decodeUtf8,
+  isJsonContentType,
+  MAX_JSON_DEPTH,
+  parseStrictJson,
+} from './strict-json';
 export { END_OF_TIME } from './temporal';

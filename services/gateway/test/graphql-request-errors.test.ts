@@ -1,7 +1,7 @@
 import { errorObject } from '@tms/catalog';
+import { MAX_JSON_DEPTH } from '@tms/domain';
 import { freshKey } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../src/http/strict-json';
 import { type GraphqlResult, gql } from './graphql-client';
 import { DRIVERS, type Harness, startHarness } from './harness';
 

@@ -484,7 +484,10 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
     const uri = `memory://${created.memory.id}`;
 
     const { resourceTemplates } = await client.listResourceTemplates();
-    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['memory://{id}{?as_of,known_at}']);
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual([
+      'memory://{workspace_id}/{id}{?as_of,known_at}',
+      'memory://{id}{?as_of,known_at}',
+    ]);
 
     const read = await client.readResource({ uri });
     expect(read.contents).toHaveLength(1);
@@ -518,7 +521,8 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
       uris.push(...page.resources.map((r) => r.uri));
       cursor = page.nextCursor;
     } while (cursor);
-    expect(uris).toContain(uri);
+    // Listed in the workspace-naming form, which reads the same memory on any connection.
+    expect(uris).toContain(`memory://${ws}/${created.memory.id}`);
   });
 
   it('answers an unknown tool with an MCP error', async () => {

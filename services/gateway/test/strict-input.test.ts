@@ -1,7 +1,7 @@
 import { OPERATIONS } from '@tms/catalog';
+import { MAX_JSON_DEPTH } from '@tms/domain';
 import { type ApiClient, type CallResult, freshKey } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../src/http/strict-json';
 import { DRIVERS, type Harness, startHarness } from './harness';
 import { expectError } from './shapes';
 

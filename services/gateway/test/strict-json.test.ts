@@ -1,7 +1,6 @@
-import { DomainError } from '@tms/domain';
+import { DomainError, decodeJsonBody, isJsonContentType, MAX_JSON_DEPTH, parseStrictJson } from '@tms/domain';
 import { describe, expect, it } from 'vitest';
 import { checkDocumentNesting, MAX_DOCUMENT_NESTING } from '../src/graphql/strict-request';
-import { decodeJsonBody, isJsonContentType, MAX_JSON_DEPTH, parseStrictJson } from '../src/http/strict-json';
 
 /** The detail of the `invalid_input` a decoding throws (fails the test if it does not throw one). */
 function refusal(decode: () => unknown): string {

@@ -1,6 +1,5 @@
-import { DomainError } from '@tms/domain';
+import { DomainError, decodeJsonBody, parseStrictJson } from '@tms/domain';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import { decodeJsonBody, parseStrictJson } from '../http/strict-json';
 import { refusal } from './errors';
 
 /** The GET parameters GraphQL over HTTP defines; the JSON ones are decoded like a body. */

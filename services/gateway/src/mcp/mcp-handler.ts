@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type AgentLogger, createAgentServer, serveHttpRequest } from '@tms/agent-tools';
 import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
-import { type Domain, DomainError, publicDetail } from '@tms/domain';
+import { type Domain, DomainError, decodeJsonBody, publicDetail } from '@tms/domain';
 import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
-import { decodeJsonBody } from '../http/strict-json';
 import { readBody } from '../rest/body';
 
 export interface McpDependencies {

@@ -1,7 +1,6 @@
 import type { Operation } from '@tms/catalog';
-import { invalidInput, quoteName } from '@tms/domain';
+import { decodeJsonBody, invalidInput, quoteName } from '@tms/domain';
 import type { z } from 'zod';
-import { decodeJsonBody } from '../http/strict-json';
 
 const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 

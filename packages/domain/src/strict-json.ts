@@ -1,7 +1,8 @@
-import { fieldPath, invalidInput, quoteName } from '@tms/domain';
+import { fieldPath, invalidInput, quoteName } from './error-detail';
 
 /**
- * The one strict decoder of request JSON, shared by `/v1`, `/graphql` and `/mcp` (decisions §7):
+ * The one strict decoder of request JSON, shared by `/v1`, `/graphql`, `/mcp` and `svc mcp`'s
+ * stdio messages (decisions §7):
  * `application/json` (charset utf-8 or none), exact UTF-8 (never a U+FFFD), no duplicate key
  * at any depth, no unpaired surrogate (raw or `\uD800`), no number that overflows to
  * ±Infinity, and nesting at most `MAX_JSON_DEPTH` deep. Every refusal is `invalid_input` with a
@@ -43,6 +44,11 @@ export function decodeUtf8(bytes: Uint8Array, field = 'body'): string {
 /** A request body: the content type, then the bytes, then the JSON, all strictly. */
 export function decodeJsonBody(contentType: string | null | undefined, bytes: Uint8Array, field = 'body'): unknown {
   if (!isJsonContentType(contentType)) throw refuse(`${field}: content type must be application/json`);
+  return decodeJsonBytes(bytes, field);
+}
+
+/** JSON bytes without a content type (a line of a stdio transport): the bytes, then the JSON. */
+export function decodeJsonBytes(bytes: Uint8Array, field: string): unknown {
   return parseJsonText(decodeUtf8(bytes, field), field, true);
 }
 

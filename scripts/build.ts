@@ -1,0 +1,175 @@
+/**
+ * Compiles services to plain JavaScript with esbuild, as production runs them: one `node`
+ * process, no tsx, source maps beside the bundles. Our workspace packages (which export .ts
+ * sources) are bundled; third-party packages stay external and are linked into the output's
+ * own node_modules, so Node resolves them exactly as it would in a deployment (graphql-js is
+ * loaded with `createRequire(import.meta.url)`, PGlite is imported on demand and loads its
+ * wasm and data files from its own package).
+ *
+ * A self-contained bundle (the CLI) also bundles its third-party code, but for PGlite: loading
+ * one file instead of a few hundred modules halves its start (`svc mcp` is started by an agent
+ * client for every session, and the client waits for it).
+ *
+ * Layout of an output directory:
+ *   bin/<name>.mjs     the bundles (ESM) and their .map files; the ledger finds its migrations
+ *                      at bin/../drizzle (it resolves them relative to its own module)
+ *   drizzle/           a copy of packages/ledger/drizzle
+ *   node_modules/<p>   symlinks to the installed third-party packages
+ *   package.json       {"type": "module"}
+ *
+ * `pnpm build` writes the services to dist/ (gitignored): dist/bin/gateway.mjs,
+ * dist/bin/indexer.mjs and dist/bin/svc.mjs (the operator CLI, self-contained:
+ * `node dist/bin/svc.mjs mcp`).
+ * The benchmark builds its own set with `buildBundles`.
+ *
+ * Usage: tsx scripts/build.ts [outDir] (default dist).
+ */
+import fs from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const DIST_DIR = path.join(REPO_ROOT, 'dist');
+
+/** The services `pnpm build` compiles, by bundle name. */
+export const SERVICE_ENTRY_POINTS = {
+  gateway: path.join(REPO_ROOT, 'services/gateway/src/main.ts'),
+  indexer: path.join(REPO_ROOT, 'services/indexer/src/main.ts'),
+  svc: path.join(REPO_ROOT, 'services/cli/src/main.ts'),
+};
+
+const BUILTINS = new Set(builtinModules);
+
+/** Linked even into self-contained bundles: PGlite reads its wasm and data files from its package. */
+const ALWAYS_LINKED = new Set(['@electric-sql/pglite']);
+
+/** Bundled CommonJS code may `require` Node's modules; an ESM bundle has no `require` of its own. */
+const REQUIRE_SHIM =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+/** Packages loaded with `createRequire` at run time (invisible to esbuild), and from where. */
+const RUNTIME_REQUIRES: [name: string, from: string][] = [['graphql', 'services/gateway']];
+
+/** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] as string);
+}
+
+/** Node's lookup: the nearest node_modules/<name> above `fromDir`, with symlinks resolved. */
+function findPackageDir(name: string, fromDir: string): string | null {
+  for (let dir = fromDir; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name);
+    if (fs.existsSync(path.join(candidate, 'package.json'))) return fs.realpathSync(candidate);
+    if (path.dirname(dir) === dir) return null;
+  }
+}
+
+/**
+ * Marks every third-party import external and records which installed copy the importing
+ * workspace package would have loaded (or, when it has none, the first of `fallbackFrom` that
+ * has one). Two different copies under one name cannot share one node_modules, so that is an
+ * error rather than a silent pick.
+ */
+function externalThirdParty(linked: Map<string, string>, fallbackFrom: string[], selfContained: boolean): Plugin {
+  return {
+    name: 'external-third-party',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || BUILTINS.has(args.path)) return { path: args.path, external: true };
+        const name = packageName(args.path);
+        if (name.startsWith('@tms/')) return undefined; // ours: bundle the .ts sources
+        if (selfContained && !ALWAYS_LINKED.has(name)) return undefined; // bundled from where esbuild finds it
+        let dir = findPackageDir(name, args.resolveDir);
+        for (const from of fallbackFrom) dir ??= findPackageDir(name, from);
+        if (!dir) return { errors: [{ text: `cannot find package ${name} from ${args.resolveDir}` }] };
+        const previous = linked.get(name);
+        if (previous && previous !== dir) {
+          return { errors: [{ text: `two copies of ${name} are imported: ${previous} and ${dir}` }] };
+        }
+        linked.set(name, dir);
+        return { path: args.path, external: true };
+      });
+    },
+  };
+}
+
+export interface BundleOptions<Name extends string> {
+  /** Absolute path of each entry's .ts source, by bundle name. */
+  entryPoints: Record<Name, string>;
+  /** Emptied, then filled with the layout described above. */
+  outDir: string;
+  /** Directories to look up a third-party package from when the importing file's package lacks it. */
+  fallbackFrom?: string[];
+  /** Entries bundled with their third-party code (all but PGlite), for a faster start. */
+  selfContained?: NoInfer<Name>[];
+}
+
+export interface BuildResult<Name extends string> {
+  outDir: string;
+  /** Absolute path of each bundle, by bundle name. */
+  bundles: Record<Name, string>;
+}
+
+export async function buildBundles<const Name extends string>(
+  options: BundleOptions<Name>,
+): Promise<BuildResult<Name>> {
+  const { outDir, entryPoints } = options;
+  fs.rmSync(outDir, { recursive: true, force: true });
+  const binDir = path.join(outDir, 'bin');
+  fs.mkdirSync(binDir, { recursive: true });
+  const linked = new Map<string, string>();
+  const names = Object.keys(entryPoints) as Name[];
+  const selfContained = new Set(options.selfContained ?? []);
+  for (const bundleThirdParty of [false, true]) {
+    const group = names.filter((name) => selfContained.has(name) === bundleThirdParty);
+    if (group.length === 0) continue;
+    await build({
+      entryPoints: Object.fromEntries(group.map((name) => [name, entryPoints[name]])),
+      outdir: binDir,
+      outExtension: { '.js': '.mjs' },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      // ESM builds first: the bench's baseline bundles postgres.js through a relative path, and
+      // its CommonJS build cannot `require` Node's modules from inside an ESM bundle.
+      mainFields: ['module', 'main'],
+      ...(bundleThirdParty ? { banner: { js: REQUIRE_SHIM } } : {}),
+      sourcemap: 'linked',
+      legalComments: 'none',
+      logLevel: 'warning',
+      plugins: [externalThirdParty(linked, options.fallbackFrom ?? [], bundleThirdParty)],
+    });
+  }
+  for (const [name, from] of RUNTIME_REQUIRES) {
+    const dir = findPackageDir(name, path.join(REPO_ROOT, from));
+    if (!dir) throw new Error(`cannot find package ${name} from ${from}`);
+    linked.set(name, dir);
+  }
+  fs.cpSync(path.join(REPO_ROOT, 'packages/ledger/drizzle'), path.join(outDir, 'drizzle'), { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'package.json'), `${JSON.stringify({ type: 'module', private: true })}\n`);
+  for (const [name, dir] of linked) {
+    const link = path.join(outDir, 'node_modules', name);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(dir, link, 'dir');
+  }
+  const bundles = Object.fromEntries(names.map((name) => [name, path.join(binDir, `${name}.mjs`)])) as Record<
+    Name,
+    string
+  >;
+  return { outDir, bundles };
+}
+
+/** `pnpm build`: the gateway, the indexer and the operator CLI into dist/ (or `outDir`). */
+export function buildServices(outDir = DIST_DIR): Promise<BuildResult<keyof typeof SERVICE_ENTRY_POINTS>> {
+  return buildBundles({ entryPoints: SERVICE_ENTRY_POINTS, outDir, selfContained: ['svc'] });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  const result = await buildServices(process.argv[2] ? path.resolve(process.argv[2]) : undefined);
+  const relative = Object.values<string>(result.bundles).map((file) => path.relative(process.cwd(), file));
+  process.stdout.write(`built ${relative.join(', ')}\n`);
+}

@@ -1,0 +1,212 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { OPERATIONS } from '@tms/catalog';
+import { freshKey } from '@tms/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './harness';
+
+/*
+ * docs/agents.md, "Connecting over stdio", followed as written from a fresh clone: clone the
+ * committed checkout (work not committed is not in it), install from the lockfile, build, take the
+ * JSON block out of the markdown, replace only its documented placeholders, and start it with the
+ * MCP SDK's stdio client. Clone, install and build take some 40 s on a busy 2-core machine.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const run = promisify(execFile);
+const SLOW = { timeout: 600_000 };
+
+/** The placeholders the doc's table explains, and nothing else, are substituted. */
+const PATH_PLACEHOLDER = '/absolute/path/to/temporal-memory-service';
+const KEY_PLACEHOLDER = '<SERVICE_KEY>';
+const DATABASE_PLACEHOLDER = '<DATABASE_URL>';
+
+interface StdioServerConfig {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** The JSON between `<!-- agent-config:stdio -->` and its closing marker. */
+function documentedConfig(markdown: string): string {
+  const block = /<!-- agent-config:stdio -->\s*```json\n([\s\S]*?)```\s*<!-- \/agent-config:stdio -->/.exec(markdown);
+  if (!block?.[1]) throw new Error('docs/agents.md has no agent-config:stdio JSON block');
+  return block[1];
+}
+
+function substitute(json: string, values: Record<string, string>): StdioServerConfig {
+  let text = json;
+  for (const [placeholder, value] of Object.entries(values)) {
+    expect(text, `the block uses ${placeholder}`).toContain(placeholder);
+    text = text.split(placeholder).join(value);
+  }
+  expect(text).not.toMatch(/<[A-Z_]+>/);
+  const config = JSON.parse(text) as { mcpServers: Record<string, StdioServerConfig> };
+  const servers = Object.values(config.mcpServers);
+  expect(servers).toHaveLength(1);
+  return servers[0] as StdioServerConfig;
+}
+
+const svc = (clone: string, args: string[], env: Record<string, string>) =>
+  run(process.execPath, [path.join(clone, 'dist/bin/svc.mjs'), ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+  });
+
+async function connect(server: StdioServerConfig, stderr: string[]): Promise<Client> {
+  const transport = new StdioClientTransport({ ...server, stderr: 'pipe' });
+  transport.stderr?.on('data', (chunk) => stderr.push(String(chunk)));
+  const client = new Client({ name: 'agent-setup-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+/** Closing a client ends its server; its process may take a moment to be gone. */
+async function closed(client: Client): Promise<void> {
+  const pid = (client.transport as StdioClientTransport).pid;
+  await client.close();
+  for (; pid !== null; ) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function callOk(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+  // biome-ignore lint/suspicious/noExplicitAny: test access to JSON answers.
+  return result.structuredContent as any;
+}
+
+const catalogTools = OPERATIONS.map((op) => op.tool).sort();
+
+describe('the stdio set-up of docs/agents.md, from a fresh clone', SLOW, () => {
+  let h: Harness;
+  let clone: string;
+  const clients: Client[] = [];
+  const stderr: string[] = [];
+
+  beforeAll(async () => {
+    // Migrated below by the compiled CLI, as the doc's step 2 says.
+    h = await startHarness({ driver: 'postgres', migrate: false });
+    clone = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-clone-'));
+    await run('git', ['clone', '--quiet', ROOT, clone]);
+    const pnpm = (...args: string[]) => run('npx', ['-y', 'pnpm@10', ...args], { cwd: clone, maxBuffer: 1 << 24 });
+    await pnpm('install', '--frozen-lockfile', '--prefer-offline');
+    await pnpm('build');
+  }, 600_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    await h?.close();
+    if (clone) fs.rmSync(clone, { recursive: true, force: true });
+  });
+
+  it('builds the services into dist/ with source maps', () => {
+    for (const name of ['gateway', 'indexer', 'svc']) {
+      const bundle = path.join(clone, 'dist/bin', `${name}.mjs`);
+      expect(fs.readFileSync(bundle, 'utf8')).toContain(`//# sourceMappingURL=${name}.mjs.map`);
+      expect(fs.existsSync(`${bundle}.map`)).toBe(true);
+    }
+  });
+
+  it('serves every catalog tool with the documented configuration and a service key', async () => {
+    if (!h.database) throw new Error('needs Postgres');
+    const env = { DATABASE_URL: h.database.url };
+    // Step 2: the compiled CLI migrates (it finds the migrations beside its bundle).
+    expect((await svc(clone, ['migrate'], env)).stdout).toContain('migrations applied');
+    // Step 3: a workspace (made through the gateway here) and a service key for the agent.
+    const workspace = await h.workspace();
+    const ns = (await workspace.api.post('/v1/namespaces', { parent_id: null, name: 'agent' })).body.namespace;
+    const issued = await svc(
+      clone,
+      [
+        'admin',
+        'service-key',
+        'issue',
+        '--workspace',
+        workspace.id,
+        '--name',
+        'my-agent',
+        '--capabilities',
+        'read,observe',
+      ],
+      env,
+    );
+    const key = issued.stdout.trim();
+    expect(key).toMatch(/^tms_sk_/);
+    const keyId = `cred_${key.slice(7, 31)}`;
+    const granted = await workspace.api.put(`/v1/namespaces/${ns.id}/grants`, {
+      grants: [
+        { target: { kind: 'credential', credential_id: keyId }, capabilities: ['read', 'observe'], inherit: true },
+      ],
+    });
+    expect(granted.status, granted.text).toBe(200);
+
+    const markdown = fs.readFileSync(path.join(clone, 'docs/agents.md'), 'utf8');
+    const server = substitute(documentedConfig(markdown), {
+      [PATH_PLACEHOLDER]: clone,
+      [KEY_PLACEHOLDER]: key,
+      [DATABASE_PLACEHOLDER]: h.database.url,
+    });
+    expect(server.command).toBe('node');
+
+    const client = await connect(server, stderr);
+    clients.push(client);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(catalogTools);
+
+    const me = await callOk(client, 'svc_me_get');
+    expect(me.caller_kind).toBe('service_key');
+    expect(me.workspace_id).toBe(workspace.id);
+    const created = await callOk(client, 'svc_memories_create', {
+      namespace_id: ns.id,
+      kind: 'claim',
+      text: 'The agent set-up works as written.',
+      valid_from: 0,
+      idempotency_key: freshKey('setup'),
+    });
+    const read = await callOk(client, 'svc_memories_get', { id: created.memory.id });
+    expect(read.view.revision.text).toBe('The agent set-up works as written.');
+  });
+
+  it('runs the compiled server on the embedded PGlite ledger under DATA_DIR', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-agent-pglite-'));
+    try {
+      const env = { DATA_DIR: dataDir, DEV_AUTH: '1' };
+      const token = (await svc(clone, ['token'], env)).stdout.trim();
+      const client = await connect(
+        {
+          command: process.execPath,
+          args: [path.join(clone, 'dist/bin/svc.mjs'), 'mcp'],
+          env: { ...env, TMS_TOKEN: token, LOG_LEVEL: 'warn' },
+        },
+        stderr,
+      );
+      clients.push(client);
+      expect((await client.listTools()).tools).toHaveLength(catalogTools.length);
+      // PGlite was loaded on demand from dist/node_modules and migrated from dist/drizzle.
+      const created = await callOk(client, 'svc_workspaces_create', { name: 'embedded', idempotency_key: freshKey() });
+      const listed = await callOk(client, 'svc_namespaces_list', { workspace_id: created.workspace.id });
+      expect(listed.namespaces).toEqual([]);
+      // The server owns the files it wrote until it has exited.
+      await closed(client);
+      expect(fs.existsSync(path.join(dataDir, 'pglite'))).toBe(true);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('wrote no error to stderr', () => {
+    expect(stderr.join('')).not.toMatch(/"level":"(error|fatal)"|Error:/);
+  });
+});
