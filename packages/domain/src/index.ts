@@ -2,6 +2,7 @@ export type { Caller } from './caller';
 export { Deadline, deadlinePassed } from './deadline';
 export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export { DomainError, isDatabaseUnavailable } from './errors';
+export { type ExportLine, type ExportLineType, type ExportPlan, ExportRefused, planExport } from './export';
 export { GroupCommitter, MAX_GROUP_SIZE } from './group-commit';
 export { RequestLoaders, type VerificationPage } from './loaders';
 export {

@@ -4,6 +4,7 @@ import { DEV_ISSUER, DEV_SUBJECT, DevIssuer } from '@tms/auth';
 import { Ledger } from '@tms/ledger';
 import { adminCredentials } from './admin-credentials';
 import { type CliEnv, parseEnv } from './env';
+import { exportWorkspace, parseExportArgs } from './export-command';
 import { indexRebuild, indexStatus } from './index-command';
 import { serveMcpStdio } from './mcp';
 import { UsageError } from './usage-error';
@@ -26,7 +27,10 @@ const USAGE = `usage: svc <command>
   token [--subject S]                       print a dev session token (DEV_AUTH=1 only)
   mcp                                       serve the agent tools over stdio (TMS_TOKEN, TMS_WORKSPACE)
   index status                              indexed sequence and lag of every workspace
-  index rebuild [--workspace W]             rebuild the search index from the ledger`;
+  index rebuild [--workspace W]             rebuild the search index from the ledger
+  export --workspace W [--namespace N] [--output FILE]
+                                            the workspace's ledger (or N's subtree) as NDJSON in
+                                            sequence order, to stdout or FILE; progress on stderr`;
 
 /** Open the ledger as `holder`; the embedded one refuses at once while another process owns it. */
 async function withLedger<T>(env: CliEnv, holder: string, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
@@ -107,6 +111,14 @@ async function run(argv: string[], env: CliEnv): Promise<string | null> {
         return withLedger(env, 'svc index', (ledger) => indexRebuild(env, ledger, values.workspace));
       }
       throw new UsageError(`unknown index command ${sub ?? '(none)'}`);
+    }
+    case 'export': {
+      const args = parseExportArgs(rest);
+      if (!args) return USAGE;
+      // stdout carries the export itself, so the summary goes to stderr.
+      const summary = await withLedger(env, 'svc export', (ledger) => exportWorkspace(ledger, args));
+      process.stderr.write(`${summary}\n`);
+      return null;
     }
     case 'mcp':
       if (rest.length > 0) throw new UsageError('svc mcp takes no arguments');
