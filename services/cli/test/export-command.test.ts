@@ -5,7 +5,15 @@ import { TokenVerifier } from '@tms/auth';
 import { OPERATIONS_BY_NAME, type Operation } from '@tms/catalog';
 import { type Caller, Domain } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
-import { cliLines, createTestDatabase, runSvc, type SvcRun, sha256Hex, type TestDatabase } from '@tms/testkit';
+import {
+  cliLines,
+  createTestDatabase,
+  enrolledSessionCaller,
+  runSvc,
+  type SvcRun,
+  sha256Hex,
+  type TestDatabase,
+} from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The export is checked against the domain's own answers for the same ids (the API's format),
@@ -14,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const PURGED_TEXTS = ['quokka-purged-first-text', 'narwhal-purged-corrected-text'];
 const PURGED_EXCERPT = 'axolotl-purged-excerpt';
 
+// biome-ignore lint/suspicious/noExplicitAny: the domain's JSON answers, compared field by field
 type Json = Record<string, any>;
 
 interface Written {
@@ -27,20 +36,7 @@ interface Written {
 /** Write a small workspace through the domain, then read every resource back through it. */
 async function writeWorkspace(ledger: Ledger): Promise<Written> {
   const domain = new Domain(ledger, new TokenVerifier({}), null);
-  const now = Date.now() / 1000;
-  const actor = await ledger.stores.directory.findOrCreateActor('export-test', 'owner', now);
-  await ledger.stores.directory.enroll('export-test', 'owner', now);
-  const caller: Caller = {
-    kind: 'session',
-    actorId: actor.id,
-    issuer: 'export-test',
-    subject: 'owner',
-    scopes: null,
-    boundWorkspaceId: null,
-    principal: `actor:${actor.id}`,
-    credential: null,
-    operator: false,
-  };
+  const caller: Caller = await enrolledSessionCaller(ledger, 'export-test', 'owner');
   let workspace: string | null = null;
   let key = 0;
   const call = async (name: string, input: { params?: Json; query?: Json; body?: Json }): Promise<Json> => {
