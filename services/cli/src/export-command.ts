@@ -87,15 +87,26 @@ async function write(out: NodeJS.WritableStream, chunk: string): Promise<void> {
 }
 
 async function writeLines(plan: ExportPlan, out: NodeJS.WritableStream, progress: ExportProgress): Promise<void> {
-  let after = 0;
-  for (;;) {
-    const { lines, lastSequence } = await plan.page(after, EXPORT_BATCH);
-    if (lastSequence === null) return;
-    let chunk = '';
-    for (const line of lines) chunk += `${JSON.stringify(line)}\n`;
-    if (chunk !== '') await write(out, chunk);
-    progress.update(lines.length, lastSequence);
-    after = lastSequence;
+  // A reader that goes away (`svc export | head`) fails the export with one line, not a crash.
+  let failure: Error | null = null;
+  const onError = (error: Error) => {
+    failure ??= error;
+  };
+  out.on('error', onError);
+  try {
+    let after = 0;
+    for (;;) {
+      if (failure) throw new Error(`cannot write the export: ${(failure as Error).message}`);
+      const { lines, lastSequence } = await plan.page(after, EXPORT_BATCH);
+      if (lastSequence === null) return;
+      let chunk = '';
+      for (const line of lines) chunk += `${JSON.stringify(line)}\n`;
+      if (chunk !== '') await write(out, chunk);
+      progress.update(lines.length, lastSequence);
+      after = lastSequence;
+    }
+  } finally {
+    out.off('error', onError);
   }
 }
 
