@@ -21,6 +21,7 @@ import { textFor } from './corpus';
 
 const N = Number(process.argv[2] ?? 100_000);
 const SEED_BATCH = 2000;
+const HEAP_CAP_MB = 64;
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 async function main() {
@@ -98,12 +99,14 @@ async function main() {
       }
     };
 
-    const exportOnce = () => {
+    /** With `heapMb`, V8's old space is capped: finishing proves the live heap stays under it. */
+    const exportOnce = (heapMb: number | null = null) => {
       const file = path.join(out, `export-${written}.ndjson`);
+      const heapFlag = heapMb === null ? [] : [`--max-old-space-size=${heapMb}`];
       // One process (node with tsx's loader), so that its peak RSS is the export's own.
       const run = spawnSync(
         '/usr/bin/time',
-        ['-f', '%e %M', process.execPath, '--import', 'tsx', 'services/cli/src/main.ts', 'export'].concat([
+        ['-f', '%e %M', process.execPath, ...heapFlag, '--import', 'tsx', 'services/cli/src/main.ts', 'export'].concat([
           '--workspace',
           ws,
           '--output',
@@ -117,7 +120,7 @@ async function main() {
       const summary = lines.findLast((l) => l.startsWith('exported ')) ?? '';
       const bytes = fs.statSync(file).size;
       fs.rmSync(file);
-      return { memories: written, seconds, rssMb: maxKb / 1024, bytes, summary };
+      return { memories: written, heapMb, seconds, rssMb: maxKb / 1024, bytes, summary };
     };
 
     const results = [];
@@ -126,6 +129,8 @@ async function main() {
       await seedTo(target);
       process.stderr.write(`seeded ${written} memories in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
       results.push(exportOnce());
+      // RSS grows with V8's lazy collection; the same export with a capped heap shows its need.
+      if (target > 0) results.push(exportOnce(HEAP_CAP_MB));
     }
 
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -133,7 +138,7 @@ async function main() {
       `machine: ${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, load ${os.loadavg()[0]?.toFixed(1)} (1 min)`,
       ...results.map(
         (r) =>
-          `${String(r.memories).padStart(7)} memories: ${r.seconds.toFixed(1)} s wall (process start included), peak RSS ${r.rssMb.toFixed(0)} MiB, ${(r.bytes / 2 ** 20).toFixed(1)} MiB of NDJSON; ${r.summary}`,
+          `${String(r.memories).padStart(7)} memories${r.heapMb === null ? '' : ` (old space capped at ${r.heapMb} MiB)`}: ${r.seconds.toFixed(1)} s wall (process start included), peak RSS ${r.rssMb.toFixed(0)} MiB, ${(r.bytes / 2 ** 20).toFixed(1)} MiB of NDJSON; ${r.summary}`,
       ),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
