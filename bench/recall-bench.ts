@@ -10,7 +10,7 @@ import { OPERATIONS_BY_NAME, type Operation } from '@tms/catalog';
 import { type Caller, Domain, type RawInput } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
 import { Indexer, PostgresSearchProvider } from '@tms/search';
-import { createTestDatabase } from '@tms/testkit';
+import { createTestDatabase, enrolledSessionCaller } from '@tms/testkit';
 import { queryFor, textFor } from './corpus';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -48,19 +48,7 @@ async function main() {
     const provider = new PostgresSearchProvider(ledger.handle.db);
     await provider.prepare();
     const domain = new Domain(ledger, new TokenVerifier({}), provider);
-    const actor = await ledger.stores.directory.findOrCreateActor('bench', 'bench-user', Date.now() / 1000);
-    await ledger.stores.directory.enroll('bench', 'bench-user', Date.now() / 1000);
-    const caller: Caller = {
-      kind: 'session',
-      actorId: actor.id,
-      issuer: 'bench',
-      subject: 'bench-user',
-      scopes: null,
-      boundWorkspaceId: null,
-      principal: `actor:${actor.id}`,
-      credential: null,
-      operator: false,
-    };
+    const caller: Caller = await enrolledSessionCaller(ledger, 'bench', 'bench-user');
     const ws = (await call(domain, caller, 'workspaces.create', { body: { name: 'bench' } }, null)).workspace.id;
     const ns = (await call(domain, caller, 'namespaces.create', { body: { parent_id: null, name: 'bulk' } }, ws))
       .namespace.id;

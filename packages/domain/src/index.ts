@@ -12,6 +12,7 @@ export {
   quoteName,
 } from './error-detail';
 export { DomainError, isDatabaseUnavailable } from './errors';
+export { type ExportLine, type ExportLineType, type ExportPlan, ExportRefused, planExport } from './export';
 export { GroupCommitter, MAX_GROUP_SIZE } from './group-commit';
 export { RequestLoaders, type VerificationPage } from './loaders';
 export {

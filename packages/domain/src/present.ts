@@ -1,8 +1,19 @@
 import crypto from 'node:crypto';
-import type { Credential, Evidence, Installation, Namespace, Revision, Verification, Workspace } from '@tms/catalog';
+import type {
+  Credential,
+  Evidence,
+  EvidenceDeletionReceipt,
+  Installation,
+  MemoryDeletionReceipt,
+  Namespace,
+  Revision,
+  Verification,
+  Workspace,
+} from '@tms/catalog';
 import {
   type CommitStamp,
   type CredentialRow,
+  type DeletionReceiptRow,
   decodePathKey,
   type EvidenceRow,
   type InstallationRow,
@@ -127,3 +138,26 @@ export const presentCredential = (row: CredentialRow): Credential => ({
   created_at: row.createdAt,
   revoked_at: row.revokedAt,
 });
+
+/** A kept deletion receipt as the purge answered it: ids and hashes, never the erased content. */
+export function presentDeletionReceipt(row: DeletionReceiptRow): MemoryDeletionReceipt | EvidenceDeletionReceipt {
+  const common = { namespace_id: row.namespaceId, mode: 'purge' as const };
+  const recorded = { recorder_actor_id: row.recorderActorId, recorded_at: row.recordedAt };
+  if (row.subjectKind === 'evidence') {
+    return {
+      id: row.id,
+      evidence_id: row.subjectId,
+      ...common,
+      erased_excerpt_sha256: row.erasedSha256[0] as string,
+      ...recorded,
+    };
+  }
+  return {
+    id: row.id,
+    memory_id: row.subjectId,
+    ...common,
+    revision_ids: row.revisionIds,
+    erased_text_sha256: row.erasedSha256,
+    ...recorded,
+  };
+}

@@ -8,6 +8,7 @@ export { COMMIT_CHANNEL, type CommitRow, type CommitStamp } from './storage/comm
 export type { CredentialRow, InstallationRow, ListPosition } from './storage/credential-storage';
 export type { ActorRow, WorkspaceRow } from './storage/directory-storage';
 export type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
+export type { ExportPage, ExportScope } from './storage/export-storage';
 export type { IdempotencyRecord } from './storage/idempotency-storage';
 export type { IndexLag } from './storage/index-state-storage';
 export { collectingStores, consecutiveStamps, InsertCollector } from './storage/insert-collector';

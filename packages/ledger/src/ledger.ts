@@ -52,6 +52,17 @@ export class Ledger {
     }
   }
 
+  /**
+   * Run long reads on one consistent snapshot (a read-only repeatable-read transaction), so that
+   * rows written or purged meanwhile cannot make successive pages disagree.
+   */
+  snapshot<T>(fn: (stores: Stores) => Promise<T>): Promise<T> {
+    return this.handle.db.transaction((tx) => fn(new Stores(tx as never)), {
+      isolationLevel: 'repeatable read',
+      accessMode: 'read only',
+    });
+  }
+
   private closing: Promise<void> | null = null;
 
   /** Close the database (once; later calls wait for the first). */

@@ -3,6 +3,7 @@ import { CommitStorage } from './storage/commit-storage';
 import { CredentialStorage } from './storage/credential-storage';
 import { DirectoryStorage } from './storage/directory-storage';
 import { EvidenceStorage } from './storage/evidence-storage';
+import { ExportStorage } from './storage/export-storage';
 import { IdempotencyStorage } from './storage/idempotency-storage';
 import { IndexStateStorage } from './storage/index-state-storage';
 import { MembershipStorage } from './storage/membership-storage';
@@ -22,6 +23,7 @@ export class Stores {
   readonly receipts: ReceiptStorage;
   readonly indexState: IndexStateStorage;
   readonly credentials: CredentialStorage;
+  readonly exports: ExportStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -34,5 +36,6 @@ export class Stores {
     this.receipts = new ReceiptStorage(db);
     this.indexState = new IndexStateStorage(db);
     this.credentials = new CredentialStorage(db);
+    this.exports = new ExportStorage(db);
   }
 }

@@ -82,7 +82,7 @@ function act<Args extends unknown[]>(
 /** The `--workspace` and `--idempotency-key` of every workspace-scoped admin command. */
 function workspaceScoped<C extends Command<[], NoOptions>>(command: C) {
   return command
-    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
     .option('--idempotency-key <key>', 'replays the first answer when the command is run again with this key');
 }
 
@@ -128,7 +128,7 @@ function adminCommands(program: Command, io: CliIo): void {
   installation
     .command('list')
     .description('every installation of the workspace, tab-separated')
-    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
     .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'installations.list', options)));
 
   const grants = (command: Command<[], NoOptions>) =>
@@ -150,7 +150,7 @@ function adminCommands(program: Command, io: CliIo): void {
   credential
     .command('list')
     .description('installation credentials and service keys (never secrets), tab-separated')
-    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
     .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'credentials.list', options)));
 
   const serviceKey = admin.command('service-key').description('back-office keys bound to one workspace');
@@ -164,7 +164,7 @@ function adminCommands(program: Command, io: CliIo): void {
   serviceKey
     .command('list')
     .description('installation credentials and service keys (never secrets), tab-separated')
-    .requiredOption('--workspace <id>', 'the workspace (wsp_...)')
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
     .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'credentials.list', options)));
 }
 
@@ -249,6 +249,25 @@ export function buildProgram(io: CliIo): Command {
       }),
     );
   indexCommands(program, io);
+  program
+    .command('export')
+    .description("the workspace's ledger (or a namespace subtree) as NDJSON in sequence order; progress on stderr")
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
+    .option('--namespace <id>', "only this namespace's subtree")
+    .option('--output <file>', 'write to this file (complete or not at all) instead of stdout')
+    .action(
+      act(io, async (env, options) => {
+        const { exportWorkspace } = await import('./export-command');
+        const args = {
+          workspace: options.workspace,
+          namespace: options.namespace ?? null,
+          output: options.output ?? null,
+        };
+        // stdout carries the export itself, so the summary goes to stderr.
+        const summary = await withLedger(env, 'svc export', (ledger) => exportWorkspace(ledger, args));
+        return { stdout: '', note: summary };
+      }),
+    );
   return program;
 }
 

@@ -61,6 +61,7 @@ describe('svc usage (decisions §9)', () => {
         'mcp',
         'index status',
         'index rebuild',
+        'export',
       ]),
     );
   });
