@@ -29,6 +29,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { INPUTS_FILE, isStale } from './staleness.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST_DIR = path.join(REPO_ROOT, 'dist');
@@ -123,10 +124,13 @@ export async function buildBundles<const Name extends string>(
   const linked = new Map<string, string>();
   const names = Object.keys(entryPoints) as Name[];
   const selfContained = new Set(options.selfContained ?? []);
+  // Our own sources the bundles were made from, for `--if-stale` (third-party code changes with the lockfile).
+  const inputs = new Set([path.join(REPO_ROOT, 'pnpm-lock.yaml'), fileURLToPath(import.meta.url)]);
   for (const bundleThirdParty of [false, true]) {
     const group = names.filter((name) => selfContained.has(name) === bundleThirdParty);
     if (group.length === 0) continue;
-    await build({
+    const result = await build({
+      metafile: true,
       entryPoints: Object.fromEntries(group.map((name) => [name, entryPoints[name]])),
       outdir: binDir,
       outExtension: { '.js': '.mjs' },
@@ -143,13 +147,21 @@ export async function buildBundles<const Name extends string>(
       logLevel: 'warning',
       plugins: [externalThirdParty(linked, options.fallbackFrom ?? [], bundleThirdParty)],
     });
+    for (const input of Object.keys(result.metafile.inputs)) {
+      if (!input.includes('node_modules/')) inputs.add(path.resolve(input));
+    }
   }
   for (const [name, from] of RUNTIME_REQUIRES) {
     const dir = findPackageDir(name, path.join(REPO_ROOT, from));
     if (!dir) throw new Error(`cannot find package ${name} from ${from}`);
     linked.set(name, dir);
   }
-  fs.cpSync(path.join(REPO_ROOT, 'packages/ledger/drizzle'), path.join(outDir, 'drizzle'), { recursive: true });
+  const migrations = path.join(REPO_ROOT, 'packages/ledger/drizzle');
+  fs.cpSync(migrations, path.join(outDir, 'drizzle'), { recursive: true });
+  for (const file of fs.readdirSync(migrations, { recursive: true, encoding: 'utf8' })) {
+    inputs.add(path.join(migrations, file));
+  }
+  fs.writeFileSync(path.join(outDir, INPUTS_FILE), `${JSON.stringify([...inputs].sort(), null, 1)}\n`);
   fs.writeFileSync(path.join(outDir, 'package.json'), `${JSON.stringify({ type: 'module', private: true })}\n`);
   for (const [name, dir] of linked) {
     const link = path.join(outDir, 'node_modules', name);
@@ -169,7 +181,14 @@ export function buildServices(outDir = DIST_DIR): Promise<BuildResult<keyof type
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  const result = await buildServices(process.argv[2] ? path.resolve(process.argv[2]) : undefined);
-  const relative = Object.values<string>(result.bundles).map((file) => path.relative(process.cwd(), file));
-  process.stdout.write(`built ${relative.join(', ')}\n`);
+  // `--if-stale` (pnpm start, pnpm svc): build only when a source changed since the last build.
+  const ifStale = process.argv.includes('--if-stale');
+  const outArg = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
+  const outDir = outArg ? path.resolve(outArg) : DIST_DIR;
+  if (!ifStale || isStale(outDir, Object.keys(SERVICE_ENTRY_POINTS))) {
+    const result = await buildServices(outDir);
+    const relative = Object.values<string>(result.bundles).map((file) => path.relative(process.cwd(), file));
+    // stderr: `pnpm -s svc ...` output must stay the command's own.
+    process.stderr.write(`built ${relative.join(', ')}\n`);
+  }
 }

@@ -1,0 +1,18 @@
+// `pnpm start` / `pnpm svc`: rebuild dist/ (scripts/build.ts, through tsx) only when a source
+// changed since the last build, then leave the start to `exec node dist/bin/...`.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isStale } from './staleness.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+if (isStale(dist, ['gateway', 'indexer', 'svc'])) {
+  const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
+  // The build's own output goes to stderr: stdout belongs to the command (`pnpm -s svc token`).
+  const run = spawnSync(tsx, [path.join(root, 'scripts', 'build.ts'), dist], { stdio: ['ignore', 2, 2] });
+  if (run.status !== 0) {
+    process.stderr.write(`build failed (${run.error?.message ?? `exit ${run.status}`}); see the output above\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,2 @@
+export declare const INPUTS_FILE: string;
+export declare function isStale(outDir: string, bundles: string[]): boolean;
