@@ -1,4 +1,5 @@
 import type { Database } from './database';
+import { ChangeStorage } from './storage/change-storage';
 import { CommitStorage } from './storage/commit-storage';
 import { CredentialStorage } from './storage/credential-storage';
 import { DirectoryStorage } from './storage/directory-storage';
@@ -22,6 +23,7 @@ export class Stores {
   readonly receipts: ReceiptStorage;
   readonly indexState: IndexStateStorage;
   readonly credentials: CredentialStorage;
+  readonly changes: ChangeStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -34,5 +36,6 @@ export class Stores {
     this.receipts = new ReceiptStorage(db);
     this.indexState = new IndexStateStorage(db);
     this.credentials = new CredentialStorage(db);
+    this.changes = new ChangeStorage(db);
   }
 }
