@@ -1,24 +1,12 @@
+import { CHANGE_SUBJECT_TYPES, type ChangeSubjectType } from '@tms/catalog';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
 import type { Visibility } from './namespace-storage';
 
-/** What a change names (decisions §10). */
-export const SUBJECT_TYPES = [
-  'workspace',
-  'namespace',
-  'evidence',
-  'verification',
-  'memory',
-  'revision',
-  'grant',
-  'receipt',
-  'member',
-  'installation',
-  'credential',
-  'webhook',
-] as const;
-export type SubjectType = (typeof SUBJECT_TYPES)[number];
+/** What a change names (decisions §10; the catalog holds the list). */
+export const SUBJECT_TYPES = CHANGE_SUBJECT_TYPES;
+export type SubjectType = ChangeSubjectType;
 
 /** Subjects that belong to no namespace: only workspace admins see them (decisions §10). */
 export const WORKSPACE_LEVEL_TYPES: ReadonlySet<SubjectType> = new Set([
