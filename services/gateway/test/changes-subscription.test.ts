@@ -135,6 +135,27 @@ describe('changes subscription over SSE (postgres)', () => {
     );
   });
 
+  it('ends the stream of a member removed from the workspace', async () => {
+    const reader = await stream(await s.reader.token(), {});
+    const inA = (await memoryIn(s.admin, s.ns.a, 'before the removal')).body;
+    await reader.until(() => reader.changes.some((c) => c.sequence === inA.commit.sequence));
+    await ok(
+      s.admin.put(`/v1/workspaces/${s.workspaceId}/members`, {
+        members: [{ actor_id: s.owner.actorId, role: 'admin' }],
+      }),
+    );
+    await reader.done;
+    expect(reader.events.at(-1)?.errors?.[0]?.extensions).toMatchObject({ code: 'not_found' });
+    await ok(
+      s.admin.put(`/v1/workspaces/${s.workspaceId}/members`, {
+        members: [
+          { actor_id: s.owner.actorId, role: 'admin' },
+          { actor_id: s.reader.actorId, role: 'member' },
+        ],
+      }),
+    );
+  });
+
   it('ends the stream of a revoked service key', async () => {
     const key = (
       await ok(

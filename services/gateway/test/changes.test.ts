@@ -109,6 +109,8 @@ describe.each(DRIVERS)('changes.list (%s)', (driver) => {
     const head = (await ok(s.admin.get('/v1/changes', { query: { after: 0, limit: 1 } }))).body.head_sequence;
     const empty = (await ok(s.readerApi.get('/v1/changes', { query: { after: head, wait_ms: 300 } }))).body;
     expect(empty).toEqual({ changes: [], next_after: head, head_sequence: head });
+    const beyond = (await ok(s.readerApi.get('/v1/changes', { query: { after: head + 5 } }))).body;
+    expect(beyond).toEqual({ changes: [], next_after: head + 5, head_sequence: head });
 
     const waiting = s.readerApi.get('/v1/changes', { query: { after: head, wait_ms: 8000 } });
     // Written once the poll is (very likely) waiting; either way the answer must carry it.
