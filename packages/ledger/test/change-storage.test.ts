@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Change, encodePathKey, Ledger, type RevisionRow, subjectTypeOf } from '../src/index';
+import { type Change, encodePathKey, Ledger, subjectTypeOf } from '../src/index';
+import { evidenceRow, revisionRow } from './rows';
 
 type Driver = 'pglite' | 'postgres';
 const DRIVERS: Driver[] = ['pglite', 'postgres'];
@@ -49,19 +50,15 @@ async function seed(ledger: Ledger): Promise<void> {
   await namespace('ns_c', [], ['C']);
   await commit(WS, 'namespaces.create', ['ns_c']); // 5
   await commit(WS, 'namespaces.grants.put', ['ns_a']); // 6
-  await stores.evidence.insert({
-    workspaceId: WS,
-    id: 'ev_1',
-    namespaceId: 'ns_b',
-    sourceLocator: 'file://secret-locator',
-    contentRootSha256: '0'.repeat(64),
-    excerpt: 'secret excerpt',
-    excerptSha256: '1'.repeat(64),
-    recorderActorId: 'act_1',
-    recordedAt: 7,
-    commitSequence: 7,
-    purgedAt: null,
-  });
+  await stores.evidence.insert(
+    evidenceRow(WS, 'ev_1', {
+      namespaceId: 'ns_b',
+      sourceLocator: 'file://secret-locator',
+      excerpt: 'secret excerpt',
+      recordedAt: 7,
+      commitSequence: 7,
+    }),
+  );
   await commit(WS, 'evidence.create', ['ev_1']); // 7
   await stores.evidence.insertVerification({
     workspaceId: WS,
@@ -76,7 +73,13 @@ async function seed(ledger: Ledger): Promise<void> {
   await commit(WS, 'evidence.verify', ['vf_1']); // 8
   await stores.memories.insert(
     { workspaceId: WS, id: 'mem_1', namespaceId: 'ns_c', kind: 'claim', generation: 1, createdAt: 9, purgedAt: null },
-    revision('rev_1'),
+    revisionRow(WS, 'rev_1', {
+      memoryId: 'mem_1',
+      namespaceId: 'ns_c',
+      text: 'secret text',
+      recordedAt: 9,
+      commitSequence: 9,
+    }),
   );
   await commit(WS, 'memories.create', ['mem_1', 'rev_1']); // 9
   await stores.receipts.insert({
@@ -98,36 +101,6 @@ async function seed(ledger: Ledger): Promise<void> {
   await stores.commits.createHead(OTHER_WS);
   await commit(OTHER_WS, 'workspaces.create', [OTHER_WS]); // 14 in another workspace: never listed
   await stores.commits.allocateMany(WS, 13);
-}
-
-function revision(id: string): RevisionRow {
-  return {
-    workspaceId: WS,
-    id,
-    memoryId: 'mem_1',
-    namespaceId: 'ns_c',
-    kind: 'claim',
-    generation: 1,
-    text: 'secret text',
-    status: 'candidate',
-    validFrom: 0,
-    validTo: null,
-    recordedAt: 9,
-    recordedUntil: null,
-    commitSequence: 9,
-    evidenceIds: [],
-    supportRevisionIds: [],
-    attestationId: null,
-    claimSha256: null,
-    attestationEvidenceIds: null,
-    attestationVerificationIds: null,
-    attestationVerifierActorId: null,
-    attestationRecordedAt: null,
-    invalidatedAt: null,
-    invalidationCauseRevisionId: null,
-    invalidationReason: null,
-    purgedAt: null,
-  };
 }
 
 /** Each change as `sequence: type id@namespace ...` for compact comparison. */

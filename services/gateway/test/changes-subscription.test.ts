@@ -29,10 +29,11 @@ class Stream {
       headers: { authorization: `Bearer ${token}`, 'x-service-workspace': workspaceId },
       retryAttempts: 0,
     });
-    this.iterator = client.iterate({ query: SUBSCRIPTION, variables });
+    const iterator = client.iterate<any, Record<string, unknown>>({ query: SUBSCRIPTION, variables });
+    this.iterator = iterator;
     this.done = (async () => {
       try {
-        for await (const event of this.iterator) {
+        for await (const event of iterator) {
           this.events.push(event);
           this.wake();
         }
