@@ -6,8 +6,26 @@ import { type ChangePageModel, ChangePageRef } from '../refs';
 
 /** A stream looks at the feed again at least this often, whatever the notifications say. */
 export const STREAM_POLL_MS = 1000;
+/**
+ * A stream woken by commits reads at most this often: each batch is one `changes.list` call,
+ * counted by the rate limiter, and under a steady write load every commit would wake it.
+ */
+export const STREAM_MIN_INTERVAL_MS = 250;
 /** Commits read per batch of a stream (the most `changes.list` reads at once). */
 const STREAM_BATCH = 100;
+
+/** Wait `ms`, or less if `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 interface FeedQuery {
   after: number;
@@ -56,6 +74,7 @@ function changeStream(ctx: GraphQLContext, query: FeedQuery): AsyncIterableItera
     try {
       while (!stop.signal.aborted) {
         let batch: Awaited<ReturnType<typeof readBatch>>;
+        const readAt = performance.now();
         try {
           batch = await readBatch(after);
         } catch (error) {
@@ -70,6 +89,8 @@ function changeStream(ctx: GraphQLContext, query: FeedQuery): AsyncIterableItera
           continue;
         }
         await ctx.domain.commitWatch.within(next, STREAM_POLL_MS, stop.signal);
+        const early = STREAM_MIN_INTERVAL_MS - (performance.now() - readAt);
+        if (early > 0 && !stop.signal.aborted) await pause(early, stop.signal);
       }
     } finally {
       release();
