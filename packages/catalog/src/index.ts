@@ -2,6 +2,7 @@ export * from './errors';
 export * from './limits';
 export * from './operation';
 export * from './operations';
+export * from './operations-changes';
 export * from './operations-credentials';
 export * from './operations-lifecycle';
 export * from './operations-recall';

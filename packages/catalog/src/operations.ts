@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from './operation';
+import { changesList } from './operations-changes';
 import {
   credentialsCreate,
   credentialsList,
@@ -409,6 +410,7 @@ export const OPERATIONS = [
   credentialsList,
   credentialsCreate,
   credentialsRevoke,
+  changesList,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

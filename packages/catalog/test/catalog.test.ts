@@ -135,6 +135,9 @@ const CREDENTIAL_ADMIN: Row[] = [
   ),
 ];
 
+/** decisions.md §10: the change feed. */
+const CHANGE_FEED: Row[] = [row('changes.list', 'GET /v1/changes', 'svc_changes_list', 'svc:read', 'read', false, 100)];
+
 function row(
   name: string,
   methodAndPath: string,
@@ -170,12 +173,11 @@ describe('catalog identity', () => {
     for (const op of OPERATIONS) expect(op.tool).toBe(`svc_${op.name.replace(/\./g, '_')}`);
   });
 
-  it.each([...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN].map((r) => [r.name, r] as const))(
-    'core operation %s matches the spec',
-    (name, expected) => {
-      expect(actual(name)).toEqual(expected);
-    },
-  );
+  it.each(
+    [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED].map((r) => [r.name, r] as const),
+  )('core operation %s matches the spec', (name, expected) => {
+    expect(actual(name)).toEqual(expected);
+  });
 
   it.each(DECISIONS_LIFECYCLE.map((r) => [r.name, r] as const))(
     'lifecycle operation %s matches if present',
@@ -187,7 +189,9 @@ describe('catalog identity', () => {
 
   it('has no operation the spec does not list', () => {
     const known = new Set(
-      [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...DECISIONS_LIFECYCLE, ...CREDENTIAL_ADMIN].map((r) => r.name),
+      [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...DECISIONS_LIFECYCLE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED].map(
+        (r) => r.name,
+      ),
     );
     expect(OPERATIONS.map((op) => op.name).filter((n) => !known.has(n))).toEqual([]);
   });

@@ -165,6 +165,33 @@ export type Workspace = {
   name: string;
 };
 
+/** Input of `changes.list`: path, query and body fields in one object. */
+export type ChangesListInput = {
+  after?: number;
+  limit?: number;
+  namespace_id?: string;
+  include_descendants?: boolean;
+  wait_ms?: number;
+};
+
+/** Answer of `changes.list`. */
+export type ChangesListOutput = {
+  changes: Array<{
+    actor_id: string;
+    operation: string;
+    /** finite UTC Unix seconds, fractions allowed */
+    recorded_at: number;
+    sequence: number;
+    subjects: Array<{
+      id: string;
+      namespace_id: string | null;
+      type: "workspace" | "namespace" | "evidence" | "verification" | "memory" | "revision" | "grant" | "receipt" | "member" | "installation" | "credential" | "webhook";
+    }>;
+  }>;
+  head_sequence: number;
+  next_after: number;
+};
+
 /** Input of `credentials.create`: path, query and body fields in one object. */
 export type CredentialsCreateInput = {
   capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
@@ -626,6 +653,7 @@ export type WorkspacesMembersPutOutput = {
 
 /** Input, output and error codes of each operation, by operation name. */
 export interface Operations {
+  "changes.list": { input: ChangesListInput; output: ChangesListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "credentials.create": { input: CredentialsCreateInput; output: CredentialsCreateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "credentials.list": { input: CredentialsListInput; output: CredentialsListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "credentials.revoke": { input: CredentialsRevokeInput; output: CredentialsRevokeOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
@@ -659,6 +687,7 @@ export type OperationName = keyof Operations;
 
 /** How to call each operation: the runtime dispatches on this table alone. */
 export const OPERATION_TABLE = {
+  "changes.list": {"method":"GET","path":"/v1/changes","pathParams":[],"query":["after","limit","namespace_id","include_descendants","wait_ms"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"after","next":"next_after","items":"changes"}},
   "credentials.create": {"method":"POST","path":"/v1/credentials","pathParams":[],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "credentials.list": {"method":"GET","path":"/v1/credentials","pathParams":[],"query":["limit","cursor","product_installation_id"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"credentials"}},
   "credentials.revoke": {"method":"POST","path":"/v1/credentials/{id}/revoke","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
@@ -690,6 +719,10 @@ export const OPERATION_TABLE = {
 
 /** One method per operation, nested by the dots of its name. */
 export interface ClientMethods {
+  changes: {
+    /** GET /v1/changes: List the commits after a sequence with the ids they wrote, as far as the caller may read them; optionally wait for the next one. */
+    list(input?: ChangesListInput, options?: CallOptions): Promise<ChangesListOutput>;
+  };
   credentials: {
     /** POST /v1/credentials: Issue an installation credential or a service key; the answer shows its secret this once (workspace admins only). */
     create(input: CredentialsCreateInput, options?: CallOptions): Promise<CredentialsCreateOutput>;

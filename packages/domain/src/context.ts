@@ -2,7 +2,9 @@ import type { CommitStamp, Stores } from '@tms/ledger';
 import type { SearchProvider } from '@tms/search';
 import type { WorkspaceAccess } from './access';
 import type { Caller } from './caller';
+import type { CommitWatch } from './commit-watch';
 import type { CursorCodec } from './cursor';
+import type { Deadline } from './deadline';
 import { DomainError } from './errors';
 
 /** What an operation handler gets besides its validated input. */
@@ -30,6 +32,10 @@ export interface HandlerContext {
   shows(ids: string[]): void;
   /** The server's now for reads of this workspace: never before its last commit. */
   now(): Promise<number>;
+  /** The request's deadline (none: no limit), for work that waits (long polls). */
+  deadline: Deadline | null;
+  /** Commit notifications of this process, for long polls. */
+  commitWatch: CommitWatch;
 }
 
 export function requireAccess(ctx: HandlerContext): WorkspaceAccess {

@@ -20,6 +20,7 @@ import type { SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
+import { CommitWatch } from './commit-watch';
 import type { HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
@@ -100,6 +101,8 @@ export class Domain {
   private readonly groupCommits: GroupCommitter | null;
   /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
   private readonly actors = new Map<string, ActorRow>();
+  /** Commit notifications for long polls and subscriptions (one LISTEN per process, on first use). */
+  readonly commitWatch: CommitWatch;
 
   constructor(
     readonly ledger: Ledger,
@@ -110,6 +113,7 @@ export class Domain {
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
     this.groupCommits = ledger.driver === 'postgres' ? GroupCommitter.of(ledger) : null;
+    this.commitWatch = new CommitWatch(ledger);
   }
 
   /** Resolve a bearer token to a caller; `unauthenticated` for anything not provably valid. */
@@ -438,6 +442,8 @@ export class Domain {
       selectedWorkspaceId: meta.selectedWorkspaceId,
       access,
       search: this.search,
+      deadline: meta.deadline ?? null,
+      commitWatch: this.commitWatch,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         if (groupCommit) return groupCommit(workspaceId, subjectIds);

@@ -1,5 +1,6 @@
 import type { Operation, OperationInput, OperationName } from '@tms/catalog';
 import type { HandlerContext } from './context';
+import { listChanges } from './services/changes';
 import {
   createCredential,
   createInstallation,
@@ -50,4 +51,5 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'credentials.list': listCredentials,
   'credentials.create': createCredential,
   'credentials.revoke': revokeCredential,
+  'changes.list': listChanges,
 };

@@ -1,4 +1,5 @@
 export type { Caller } from './caller';
+export { CommitWatch, type NextCommit } from './commit-watch';
 export { Deadline, deadlinePassed } from './deadline';
 export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export {

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type {
+  Change,
   Credential,
   Evidence,
   EvidenceDeletionReceipt,
@@ -11,6 +12,7 @@ import type {
   Workspace,
 } from '@tms/catalog';
 import {
+  type Change as ChangeRow,
   type CommitStamp,
   type CredentialRow,
   type DeletionReceiptRow,
@@ -32,6 +34,15 @@ export const sha256Hex = (data: string | Uint8Array) =>
     .digest('hex');
 
 export const presentCommit = (stamp: CommitStamp) => ({ sequence: stamp.sequence, recorded_at: stamp.recordedAt });
+
+/** A commit of the change feed: ids and the operation's name only. */
+export const presentChange = (change: ChangeRow): Change => ({
+  sequence: change.sequence,
+  recorded_at: change.recordedAt,
+  operation: change.operation,
+  actor_id: change.actorId,
+  subjects: change.subjects.map((s) => ({ type: s.type, id: s.id, namespace_id: s.namespaceId })),
+});
 
 export const presentWorkspace = (row: WorkspaceRow): Workspace => ({
   id: row.id,

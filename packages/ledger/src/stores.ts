@@ -1,4 +1,5 @@
 import type { Database } from './database';
+import { ChangeStorage } from './storage/change-storage';
 import { CommitStorage } from './storage/commit-storage';
 import { CredentialStorage } from './storage/credential-storage';
 import { DirectoryStorage } from './storage/directory-storage';
@@ -25,6 +26,8 @@ export class Stores {
   readonly credentials: CredentialStorage;
   readonly exports: ExportStorage;
 
+  readonly changes: ChangeStorage;
+
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
     this.memberships = new MembershipStorage(db);
@@ -37,5 +40,7 @@ export class Stores {
     this.indexState = new IndexStateStorage(db);
     this.credentials = new CredentialStorage(db);
     this.exports = new ExportStorage(db);
+
+    this.changes = new ChangeStorage(db);
   }
 }

@@ -1,7 +1,8 @@
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodePathKey, type EvidenceRow, encodePathKey, Ledger, type RevisionRow, schema } from '../src/index';
+import { decodePathKey, encodePathKey, Ledger, schema } from '../src/index';
+import { evidenceRow, revisionRow } from './rows';
 
 type Driver = 'pglite' | 'postgres';
 const DRIVERS: Driver[] = ['pglite', 'postgres'];
@@ -52,54 +53,6 @@ function comparePaths(a: readonly string[], b: readonly string[]): number {
     if (x.length !== y.length) return x.length - y.length;
   }
   return a.length - b.length;
-}
-
-function evidenceRow(workspaceId: string, id: string, fields: Partial<EvidenceRow> = {}): EvidenceRow {
-  return {
-    workspaceId,
-    id,
-    namespaceId: 'ns_1',
-    sourceLocator: 'file://a',
-    contentRootSha256: '0'.repeat(64),
-    excerpt: 'x',
-    excerptSha256: '0'.repeat(64),
-    recorderActorId: 'act_1',
-    recordedAt: 1,
-    commitSequence: 1,
-    purgedAt: null,
-    ...fields,
-  };
-}
-
-function revisionRow(workspaceId: string, id: string, fields: Partial<RevisionRow> = {}): RevisionRow {
-  return {
-    workspaceId,
-    id,
-    memoryId: `mem_${id}`,
-    namespaceId: 'ns_1',
-    kind: 'claim',
-    generation: 1,
-    text: 't',
-    status: 'candidate',
-    validFrom: 0,
-    validTo: null,
-    recordedAt: 1,
-    recordedUntil: null,
-    commitSequence: 1,
-    evidenceIds: [],
-    supportRevisionIds: [],
-    attestationId: null,
-    claimSha256: null,
-    attestationEvidenceIds: null,
-    attestationVerificationIds: null,
-    attestationVerifierActorId: null,
-    attestationRecordedAt: null,
-    invalidatedAt: null,
-    invalidationCauseRevisionId: null,
-    invalidationReason: null,
-    purgedAt: null,
-    ...fields,
-  };
 }
 
 describe('path-key encoding (pure)', () => {

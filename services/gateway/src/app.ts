@@ -83,7 +83,7 @@ export function createApp(deps: AppDependencies): http.Server {
   const timeoutMs = deps.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
   const limits = deps.httpLimits ?? DEFAULT_HTTP_LIMITS;
   const graphql = new GraphqlHandler(
-    { domain, logger },
+    { domain, logger, timeoutMs },
     deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } },
   );
 

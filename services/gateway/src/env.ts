@@ -25,6 +25,8 @@ const schema = z
      * max_connections for replicas and workers (README, Performance).
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+    /** Open GraphQL subscription streams per gateway process; past it a new one is refused with `unavailable`. */
+    GRAPHQL_MAX_STREAMS: z.coerce.number().int().min(0).max(100_000).default(100),
     /** Gateway processes sharing the port (`node:cluster`); Postgres only: one process owns an embedded ledger. */
     GATEWAY_WORKERS: z.coerce.number().int().min(1).max(256).default(1),
     /** Set by the cluster primary for each worker it forks (0 .. GATEWAY_WORKERS-1); not an operator setting. */

@@ -99,6 +99,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     },
     graphql: {
       production: env.NODE_ENV === 'production',
+      maxStreams: env.GRAPHQL_MAX_STREAMS,
       graphiql: {
         enabled: env.GRAPHIQL !== '0',
         devToken: devIssuer ? () => devIssuer.sessionToken() : null,

@@ -302,6 +302,7 @@ const VARIANTS: Variant[] = [
   { op: 'memories.get', prepare: async (w, place) => ({ id: await w.make.memory(place) }) },
   { op: 'memories.history', prepare: async (w, place) => ({ id: await w.make.memory(place) }) },
   { op: 'memories.list', prepare: async (_w, place) => ({ query: { namespace_id: place } }) },
+  { op: 'changes.list', prepare: async (_w, place) => ({ query: { namespace_id: place } }) },
   {
     op: 'memories.attest',
     prepare: async (w, place) => {

@@ -561,6 +561,21 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
       'graphql',
     );
 
+    // ---- changes.list: the same page of the feed ----------------------------------------
+    await read(
+      'changes.list',
+      (await api.get('/v1/changes', { query: { after: 1, limit: 30 } })).body,
+      (
+        await gw.data(
+          gql(`query {
+            changes(after: 1, first: 30) {
+              changes { sequence recordedAt operation actorId subjects { type id namespaceId } } nextAfter headSequence
+            }
+          }`),
+        )
+      ).changes,
+    );
+
     // Every operation of the catalog went through both transports.
     expect([...covered].sort()).toEqual(OPERATIONS.map((op) => op.name).sort());
   });

@@ -351,6 +351,13 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
       called,
     );
     expect(uninstalled.installation.revoked_at).not.toBeNull();
+    // The change feed ends with that revocation, ids only.
+    const feed = await ok(client, 'svc_changes_list', { after: 0, limit: 100 }, called);
+    expect(feed.changes.at(-1)).toMatchObject({
+      sequence: uninstalled.commit.sequence,
+      operation: 'installations.revoke',
+      subjects: [{ type: 'installation', id: installation.id, namespace_id: null }],
+    });
 
     // Every operation of the catalog went through its tool (a new operation needs a step above).
     expect(sorted(called)).toEqual(sorted(CATALOG_TOOLS));

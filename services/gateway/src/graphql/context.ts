@@ -3,6 +3,7 @@ import type { Caller, Deadline, Domain, RequestLoaders } from '@tms/domain';
 import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { Logger } from 'pino';
 import { Kind } from './graphql-js';
+import type { StreamSlots } from './streams';
 
 /** Everything a resolver may use; built afresh for each HTTP request (loaders included). */
 export interface GraphQLContext {
@@ -18,6 +19,12 @@ export interface GraphQLContext {
   logger: Logger;
   /** The request's deadline, handed to every operation (writes roll back past it). */
   deadline: Deadline;
+  /** Authenticate the request's bearer token again (each batch of a subscription does). */
+  reauthenticate(): Promise<Caller>;
+  /** The operation deadline in ms, for work a subscription starts after the request's own deadline. */
+  timeoutMs: number;
+  /** Open subscription streams of this process (bounded). */
+  streams: StreamSlots;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { EnumRef } from '@pothos/core';
 import {
   CAPABILITIES,
+  CHANGE_SUBJECT_TYPES,
   callerKindSchema,
   credentialKindSchema,
   MEMORY_KINDS,
@@ -52,4 +53,9 @@ export const CredentialKindEnum = enumOf(
   'CredentialKind',
   credentialKindSchema.options,
   'An installation credential or a workspace-bound service key.',
+);
+export const ChangeSubjectTypeEnum = enumOf(
+  'ChangeSubjectType',
+  CHANGE_SUBJECT_TYPES,
+  'What a change names; members, grants, installations, credentials, webhooks and the workspace are workspace-level.',
 );

@@ -7,17 +7,25 @@ import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
 import { readBody } from '../rest/body';
 import type { GraphQLContext } from './context';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
+import { StreamSlots } from './streams';
 import { createGraphQLServer, type GraphQLServer } from './yoga';
 
 export interface GraphqlOptions {
   graphiql: GraphiqlOptions;
   /** NODE_ENV=production (no field suggestions). */
   production: boolean;
+  /** Subscription streams open at once in this process (default `DEFAULT_MAX_STREAMS`). */
+  maxStreams?: number;
 }
+
+/** Open subscription streams per process unless configured (GRAPHQL_MAX_STREAMS). */
+export const DEFAULT_MAX_STREAMS = 100;
 
 export interface GraphqlDependencies {
   domain: Domain;
   logger: Logger;
+  /** The operation deadline, for each batch of a subscription. */
+  timeoutMs: number;
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -40,12 +48,14 @@ const isAdmin = (scopes: readonly string[] | null) => scopes === null || scopes.
  */
 export class GraphqlHandler {
   private readonly server: GraphQLServer;
+  private readonly streams: StreamSlots;
 
   constructor(
     private readonly deps: GraphqlDependencies,
     private readonly options: GraphqlOptions,
   ) {
     this.server = createGraphQLServer({ production: options.production });
+    this.streams = new StreamSlots(options.maxStreams ?? DEFAULT_MAX_STREAMS);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
@@ -73,9 +83,8 @@ export class GraphqlHandler {
     if (Buffer.byteLength(url.search) > OPERATION_LIMITS.maxRequestBytes) {
       throw new DomainError('budget_exceeded', 'query string too large');
     }
-    const caller = await scope.deadline.race(
-      this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined)),
-    );
+    const authenticate = () => this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
+    const caller = await scope.deadline.race(authenticate());
     const selectedWorkspaceId = header(req, 'x-service-workspace');
     const context: GraphQLContext = {
       domain: this.deps.domain,
@@ -86,6 +95,9 @@ export class GraphqlHandler {
       introspection: this.options.graphiql.enabled && isAdmin(caller.scopes),
       logger: this.deps.logger,
       deadline: scope.deadline,
+      reauthenticate: authenticate,
+      timeoutMs: this.deps.timeoutMs,
+      streams: this.streams,
     };
 
     // Yoga's own Fetch API (the @whatwg-node ponyfill): Node's global Request (undici) costs
@@ -96,12 +108,19 @@ export class GraphqlHandler {
       if (value === undefined) continue;
       for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
     }
+    // Aborted when the client goes away, which ends a subscription stream.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
     const request = new fetchAPI.Request(url, {
       method,
       headers,
       body: method === 'POST' ? new Uint8Array(bytes) : undefined,
+      signal: gone.signal,
     });
     const response = await this.server.handleRequest(request, context as never);
+    if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      return streamEvents(response, res, scope, gone.signal);
+    }
     const body = Buffer.from(await response.arrayBuffer());
     if (body.length > OPERATION_LIMITS.maxResponseBytes) throw new DomainError('budget_exceeded', 'response too large');
 
@@ -119,6 +138,53 @@ export class GraphqlHandler {
       'x-request-id': scope.requestId,
     });
     res.end(body);
+  }
+}
+
+/**
+ * A subscription's server-sent events, written as they come. Each event is one page of
+ * changes (far below the response cap); the stream as a whole has no size cap, and no
+ * operation deadline (each batch has its own). Ends when the stream completes or the client
+ * goes away.
+ */
+async function streamEvents(
+  response: Response,
+  res: ServerResponse,
+  scope: RequestScope,
+  gone: AbortSignal,
+): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(response.status, {
+    ...headers,
+    'cache-control': 'private, no-store',
+    'x-request-id': scope.requestId,
+    // Proxies that buffer (nginx) would hold events back.
+    'x-accel-buffering': 'no',
+  });
+  res.flushHeaders();
+  const reader = response.body?.getReader();
+  if (!reader) {
+    res.end();
+    return;
+  }
+  const cancel = () => {
+    reader.cancel().catch(() => {});
+  };
+  gone.addEventListener('abort', cancel, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+  } catch {
+    // The client went away mid-stream: nothing left to tell it.
+  } finally {
+    gone.removeEventListener('abort', cancel);
+    res.end();
   }
 }
 

@@ -66,37 +66,48 @@ function reachesIntrospection(
  * callers allowed it, and the cost limit computed from the schema's field complexities.
  */
 export function requestChecks(): Plugin<GraphQLContext> {
+  const refusals = (args: {
+    contextValue: unknown;
+    document: DocumentNode;
+    operationName?: string | null;
+    variableValues?: unknown;
+    schema: Parameters<typeof validate>[0];
+  }): readonly GraphQLError[] => {
+    const context = args.contextValue as GraphQLContext;
+    const operation: OperationDefinitionNode | null | undefined = getOperationAST(
+      args.document,
+      args.operationName ?? undefined,
+    );
+    if (!operation) return [];
+    if (!context.introspection && reachesIntrospection(args.document, operation.selectionSet)) {
+      return [refusal('forbidden', 'Introspection is not allowed for this caller.', 403)];
+    }
+    return validate(args.schema, args.document, [
+      createComplexityRule({
+        context,
+        variableValues: (args.variableValues ?? {}) as Record<string, unknown>,
+        operationName: args.operationName ?? undefined,
+        validate: (result, report) => {
+          if (result.complexity > GRAPHQL_LIMITS.maxComplexity) {
+            report(
+              refusal(
+                'budget_exceeded',
+                `Query complexity of ${result.complexity} exceeds the limit of ${GRAPHQL_LIMITS.maxComplexity}.`,
+              ),
+            );
+          }
+        },
+      }),
+    ]);
+  };
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const context = args.contextValue as GraphQLContext;
-      const operation: OperationDefinitionNode | null | undefined = getOperationAST(
-        args.document,
-        args.operationName ?? undefined,
-      );
-      if (!operation) return;
-      if (!context.introspection && reachesIntrospection(args.document, operation.selectionSet)) {
-        setResultAndStopExecution({
-          errors: [refusal('forbidden', 'Introspection is not allowed for this caller.', 403)],
-        });
-        return;
-      }
-      const errors = validate(args.schema, args.document, [
-        createComplexityRule({
-          context,
-          variableValues: (args.variableValues ?? {}) as Record<string, unknown>,
-          operationName: args.operationName ?? undefined,
-          validate: (result, report) => {
-            if (result.complexity > GRAPHQL_LIMITS.maxComplexity) {
-              report(
-                refusal(
-                  'budget_exceeded',
-                  `Query complexity of ${result.complexity} exceeds the limit of ${GRAPHQL_LIMITS.maxComplexity}.`,
-                ),
-              );
-            }
-          },
-        }),
-      ]);
+      const errors = refusals(args);
+      if (errors.length > 0) setResultAndStopExecution({ errors });
+    },
+    // Subscriptions do not pass `onExecute`: the same checks before a stream opens.
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const errors = refusals(args);
       if (errors.length > 0) setResultAndStopExecution({ errors });
     },
   };

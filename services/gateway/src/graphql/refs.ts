@@ -1,4 +1,6 @@
 import type {
+  Change,
+  ChangeSubject,
   Credential,
   Evidence,
   EvidenceDeletionReceipt,
@@ -46,6 +48,12 @@ export interface MemoryListItemModel {
   revision: Revision;
   stale: boolean;
 }
+/** A page of `changes.list`, as the query answers it and as each subscription event carries it. */
+export interface ChangePageModel {
+  changes: Change[];
+  next_after: number;
+  head_sequence: number;
+}
 export interface CommitModel {
   sequence: number;
   recorded_at: number;
@@ -75,6 +83,9 @@ export const MemoryViewRef = builder.objectRef<At<MemoryView>>('MemoryView');
 export const MemoryReadRef = builder.objectRef<MemoryReadModel>('MemoryRead');
 export const MemoryListItemRef = builder.objectRef<At<MemoryListItemModel>>('MemoryListItem');
 export const CommitRef = builder.objectRef<CommitModel>('Commit');
+export const ChangeRef = builder.objectRef<Change>('Change');
+export const ChangeSubjectRef = builder.objectRef<ChangeSubject>('ChangeSubject');
+export const ChangePageRef = builder.objectRef<ChangePageModel>('ChangePage');
 export const MemoryDeletionReceiptRef = builder.objectRef<At<MemoryDeletionReceipt>>('MemoryDeletionReceipt');
 export const EvidenceDeletionReceiptRef = builder.objectRef<At<EvidenceDeletionReceipt>>('EvidenceDeletionReceipt');
 

@@ -3,6 +3,9 @@ import { builder } from './builder';
 import './types/SafeInt';
 import './types/Actor';
 import './types/Attestation';
+import './types/Change';
+import './types/ChangePage';
+import './types/ChangeSubject';
 import './types/Commit';
 import './types/Credential';
 import './types/Enrollment';
@@ -24,10 +27,12 @@ import './types/Namespace';
 import './types/Verification';
 import './types/Workspace';
 import './operations/reads';
+import './operations/changes';
 import { registerCatalogFields } from './operations/catalog-fields';
 
 builder.queryType({ description: 'Reads: one field per read operation of the catalog.' });
 builder.mutationType({ description: 'Writes: one field per write operation of the catalog.' });
+builder.subscriptionType({ description: 'Streams over server-sent events: the change feed as it commits.' });
 registerCatalogFields();
 
 let schema: GraphQLSchema | null = null;

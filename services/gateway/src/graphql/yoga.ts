@@ -28,6 +28,24 @@ function errorShaping(): Plugin<GraphQLContext> {
       if (Array.isArray(result)) setResult(result.map(shape));
       else if (!(Symbol.asyncIterator in (result as object))) setResult(shape(result as { errors?: GraphQLError[] }));
     },
+    // Each event of a subscription stream is shaped the same way.
+    onSubscribe() {
+      return {
+        onSubscribeResult() {
+          return {
+            onNext({ args, result, setResult }) {
+              const context = args.contextValue as unknown as GraphQLContext;
+              if (result.errors?.length) {
+                setResult({
+                  ...result,
+                  errors: result.errors.map((e) => shapeError(e, context.requestId, context.logger)),
+                });
+              }
+            },
+          };
+        },
+      };
+    },
   };
 }
 
@@ -36,7 +54,8 @@ function errorShaping(): Plugin<GraphQLContext> {
  * `/graphql` route with a per-request context. Authentication, the request size cap and
  * GraphiQL are handled by that route; here: CSRF prevention, the strict request decoder (the
  * one `/v1` and `/mcp` use), the query limits, the parser and
- * validation caches, and error shaping. No batching, no uploads, no subscriptions.
+ * validation caches, and error shaping. Subscriptions (the change feed) over server-sent events
+ * only (Yoga's own transport; no WebSocket). No batching, no uploads.
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
   return createYoga<GraphQLContext, Record<string, never>>({

@@ -26,6 +26,7 @@ export const FIELD_NAMES: Readonly<Record<string, string>> = {
   'credentials.revoke': 'revokeCredential',
   'installations.list': 'installations',
   'credentials.list': 'credentials',
+  'changes.list': 'changes',
 };
 
 /** Names of nested input types, per operation and body key. */

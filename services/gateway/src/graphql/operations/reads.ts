@@ -1,4 +1,5 @@
 import {
+  changesList,
   type Evidence,
   evidenceGet,
   type MemoryView,
@@ -39,6 +40,8 @@ import {
  * Top-level fields are nullable so that one failing field leaves the others' data.
  */
 export const HANDWRITTEN_READS: ReadonlySet<string> = new Set([
+  // `changes` (and its subscription) lives in `changes.ts`.
+  changesList.name,
   meGet.name,
   workspacesList.name,
   namespacesList.name,
