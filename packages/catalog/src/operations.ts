@@ -10,6 +10,7 @@ import {
 } from './operations-credentials';
 import { evidenceForget, memoriesAttest, memoriesCorrect, memoriesForget, memoriesList } from './operations-lifecycle';
 import { recall } from './operations-recall';
+import { webhooksCreate, webhooksDelete, webhooksList } from './operations-webhooks';
 import {
   boundedText,
   capabilitySchema,
@@ -409,6 +410,9 @@ export const OPERATIONS = [
   credentialsList,
   credentialsCreate,
   credentialsRevoke,
+  webhooksList,
+  webhooksCreate,
+  webhooksDelete,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

@@ -20,7 +20,7 @@ import type { SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
-import type { HandlerContext } from './context';
+import type { DomainSettings, HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { DomainError } from './errors';
@@ -90,11 +90,14 @@ export interface OperationResult {
 export interface DomainOptions {
   /** Per principal and operation; none means unlimited (benchmarks, the operator CLI). */
   rateLimiter?: RateLimiter | null;
+  /** WEBHOOKS_ALLOW_PRIVATE=1 (default off). */
+  allowPrivateWebhookTargets?: boolean;
 }
 
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
   private readonly rateLimiter: RateLimiter | null;
+  private readonly settings: DomainSettings;
   /** Per-workspace group commit (Postgres only: PGlite has one connection and runs serially). */
   private readonly groupCommits: GroupCommitter | null;
   /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
@@ -108,6 +111,7 @@ export class Domain {
     options: DomainOptions = {},
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
+    this.settings = { allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false };
     this.groupCommits = ledger.driver === 'postgres' ? GroupCommitter.of(ledger) : null;
   }
 
@@ -437,6 +441,7 @@ export class Domain {
       selectedWorkspaceId: meta.selectedWorkspaceId,
       access,
       search: this.search,
+      settings: this.settings,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         if (groupCommit) return groupCommit(workspaceId, subjectIds);

@@ -14,6 +14,7 @@ import { getMe } from './services/me';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
 import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
 import { recallMemories } from './services/recall';
+import { createWebhook, deleteWebhook, listWebhooks } from './services/webhooks';
 import { createWorkspace, listWorkspaces, putMembers } from './services/workspaces';
 
 type HandlerOf<Name extends OperationName> = (
@@ -50,4 +51,7 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'credentials.list': listCredentials,
   'credentials.create': createCredential,
   'credentials.revoke': revokeCredential,
+  'webhooks.list': listWebhooks,
+  'webhooks.create': createWebhook,
+  'webhooks.delete': deleteWebhook,
 };

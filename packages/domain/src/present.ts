@@ -1,5 +1,14 @@
 import crypto from 'node:crypto';
-import type { Credential, Evidence, Installation, Namespace, Revision, Verification, Workspace } from '@tms/catalog';
+import type {
+  Credential,
+  Evidence,
+  Installation,
+  Namespace,
+  Revision,
+  Verification,
+  Webhook,
+  Workspace,
+} from '@tms/catalog';
 import {
   type CommitStamp,
   type CredentialRow,
@@ -9,6 +18,7 @@ import {
   type NamespaceRow,
   type RevisionRow,
   type VerificationRow,
+  type WebhookRow,
   type WorkspaceRow,
 } from '@tms/ledger';
 
@@ -126,4 +136,23 @@ export const presentCredential = (row: CredentialRow): Credential => ({
   expires_at: row.expiresAt,
   created_at: row.createdAt,
   revoked_at: row.revokedAt,
+});
+
+/** A webhook and its delivery state; never its secret. */
+export const presentWebhook = (row: WebhookRow): Webhook => ({
+  id: row.id,
+  workspace_id: row.workspaceId,
+  url: row.url,
+  namespace_id: row.namespaceId,
+  description: row.description,
+  state: row.deletedAt !== null ? 'deleted' : row.disabledAt !== null ? 'disabled' : 'active',
+  disabled_reason: row.disabledReason,
+  state_since: row.deletedAt ?? row.disabledAt,
+  delivered_sequence: row.deliveredSequence,
+  last_delivered_at: row.lastDeliveredAt,
+  last_error: row.lastError,
+  last_error_at: row.lastErrorAt,
+  failing_since: row.failingSince,
+  next_attempt_at: row.nextAttemptAt,
+  created_at: row.createdAt,
 });

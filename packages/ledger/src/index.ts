@@ -17,3 +17,4 @@ export type { GrantRow, GrantTarget, NamespaceRow, Visibility } from './storage/
 export type { Standing, StandingQuery } from './storage/read-view';
 export type { DeletionReceiptRow } from './storage/receipt-storage';
 export { Stores } from './stores';
+export type { DueWebhook, FailureOutcome, WebhookRow } from './storage/webhook-storage';

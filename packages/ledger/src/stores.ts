@@ -9,6 +9,7 @@ import { MembershipStorage } from './storage/membership-storage';
 import { MemoryStorage } from './storage/memory-storage';
 import { NamespaceStorage } from './storage/namespace-storage';
 import { ReceiptStorage } from './storage/receipt-storage';
+import { WebhookStorage } from './storage/webhook-storage';
 
 /** Every storage class bound to one executor (the database or an open transaction). */
 export class Stores {
@@ -22,6 +23,7 @@ export class Stores {
   readonly receipts: ReceiptStorage;
   readonly indexState: IndexStateStorage;
   readonly credentials: CredentialStorage;
+  readonly webhooks: WebhookStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -34,5 +36,6 @@ export class Stores {
     this.receipts = new ReceiptStorage(db);
     this.indexState = new IndexStateStorage(db);
     this.credentials = new CredentialStorage(db);
+    this.webhooks = new WebhookStorage(db);
   }
 }
