@@ -4,6 +4,15 @@ export { newId } from './ids';
 export { Ledger } from './ledger';
 export { decodePathKey, encodePathKey } from './path-key';
 export * as schema from './schema';
+export {
+  type Change,
+  type ChangeQuery,
+  type ChangeSubject,
+  SUBJECT_TYPES,
+  type SubjectType,
+  subjectTypeOf,
+  WORKSPACE_LEVEL_TYPES,
+} from './storage/change-storage';
 export { COMMIT_CHANNEL, type CommitRow, type CommitStamp } from './storage/commit-storage';
 export type { CredentialRow, InstallationRow, ListPosition } from './storage/credential-storage';
 export type { ActorRow, WorkspaceRow } from './storage/directory-storage';

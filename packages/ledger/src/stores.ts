@@ -1,4 +1,5 @@
 import type { Database } from './database';
+import { ChangeStorage } from './storage/change-storage';
 import { CommitStorage } from './storage/commit-storage';
 import { CredentialStorage } from './storage/credential-storage';
 import { DirectoryStorage } from './storage/directory-storage';
@@ -24,6 +25,7 @@ export class Stores {
   readonly indexState: IndexStateStorage;
   readonly credentials: CredentialStorage;
   readonly webhooks: WebhookStorage;
+  readonly changes: ChangeStorage;
 
   constructor(readonly db: Database) {
     this.directory = new DirectoryStorage(db);
@@ -37,5 +39,6 @@ export class Stores {
     this.indexState = new IndexStateStorage(db);
     this.credentials = new CredentialStorage(db);
     this.webhooks = new WebhookStorage(db);
+    this.changes = new ChangeStorage(db);
   }
 }
