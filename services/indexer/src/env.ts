@@ -1,3 +1,4 @@
+import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
 const schema = z
@@ -10,6 +11,9 @@ const schema = z
     INDEXER_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     /** Port of the indexer's own /metrics and /healthz; 0 picks one, unset serves none. */
     INDEXER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    // Webhook deliveries run here too (decisions §10): the target rule and the retry schedule.
+    ...webhookTargetEnvShape,
+    ...webhookDeliveryEnvShape,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {

@@ -22,6 +22,7 @@ import './types/MemoryRevision';
 import './types/MemoryView';
 import './types/Namespace';
 import './types/Verification';
+import './types/Webhook';
 import './types/Workspace';
 import './operations/reads';
 import { registerCatalogFields } from './operations/catalog-fields';

@@ -26,6 +26,9 @@ export const FIELD_NAMES: Readonly<Record<string, string>> = {
   'credentials.revoke': 'revokeCredential',
   'installations.list': 'installations',
   'credentials.list': 'credentials',
+  'webhooks.create': 'createWebhook',
+  'webhooks.delete': 'deleteWebhook',
+  'webhooks.list': 'webhooks',
 };
 
 /** Names of nested input types, per operation and body key. */
