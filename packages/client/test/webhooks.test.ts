@@ -4,7 +4,10 @@ import { verifyWebhookSignature } from '../src/webhooks';
 
 // Signed here with node:crypto, independently of the helper under test.
 const sign = (secret: string, body: string | Buffer, t: number) =>
-  crypto.createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${t}.`), Buffer.from(body)])).digest('hex');
+  crypto
+    .createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${t}.`), Buffer.from(body)]))
+    .digest('hex');
 
 const secret = 'whsec_test-secret-0123456789';
 const body = '{"webhook_id":"wh_1","changes":[{"sequence":7}]}';
@@ -44,7 +47,9 @@ describe('verifyWebhookSignature', () => {
     const signed = `t=${t},v1=${sign(secret, bytes, t)}`;
     expect(await verifyWebhookSignature({ header: signed, body: new Uint8Array(bytes), secret, now: t })).toBe(true);
     expect(await verifyWebhookSignature({ header: signed, body: bytes.toString('utf8'), secret, now: t })).toBe(true);
-    expect(await verifyWebhookSignature({ header: signed, body: bytes.toString('latin1'), secret, now: t })).toBe(false);
+    expect(await verifyWebhookSignature({ header: signed, body: bytes.toString('latin1'), secret, now: t })).toBe(
+      false,
+    );
   });
 
   it('accepts when any of several v1 signatures matches (secret rotation)', async () => {

@@ -373,8 +373,5 @@ export const webhooks = pgTable(
     nextAttemptAt: seconds('next_attempt_at'),
     leaseUntil: seconds('lease_until'),
   },
-  (t) => [
-    primaryKey({ columns: [t.workspaceId, t.id] }),
-    index('webhooks_order').on(t.workspaceId, t.createdAt, t.id),
-  ],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('webhooks_order').on(t.workspaceId, t.createdAt, t.id)],
 );

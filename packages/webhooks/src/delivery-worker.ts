@@ -274,7 +274,9 @@ export class WebhookDeliveryWorker {
     try {
       target = await resolveTarget(url, this.allowPrivate);
     } catch (error) {
-      return cut(error instanceof TargetRefusedError ? error.message : `DNS lookup failed: ${(error as Error).message}`);
+      return cut(
+        error instanceof TargetRefusedError ? error.message : `DNS lookup failed: ${(error as Error).message}`,
+      );
     }
     // Connect to exactly the address that was checked (no second lookup to race with).
     const lookup: LookupFunction = (_host, options, callback) => {

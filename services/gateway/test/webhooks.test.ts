@@ -148,9 +148,7 @@ describe.each(DRIVERS)('webhook registration (%s)', (driver) => {
     const reader = admin.as(await h.issuer.accessToken(owner.subject, 'svc:read'), ws);
     expectError(await reader.get('/v1/webhooks'), 'forbidden');
     const oauthAdmin = admin.as(await h.issuer.accessToken(owner.subject, 'svc:admin'), ws);
-    expect((await oauthAdmin.get('/v1/webhooks')).body.webhooks.map((w: { id: string }) => w.id)).toEqual([
-      webhook.id,
-    ]);
+    expect((await oauthAdmin.get('/v1/webhooks')).body.webhooks.map((w: { id: string }) => w.id)).toEqual([webhook.id]);
     expect((await admin.get('/v1/webhooks')).body.webhooks).toHaveLength(1);
   });
 
@@ -173,7 +171,10 @@ describe.each(DRIVERS)('webhook registration (%s)', (driver) => {
     for (const url of refused) expectError(await admin.post('/v1/webhooks', { url }), 'invalid_input');
     expectError(await admin.post('/v1/webhooks', { url: 'https://x.example.com/', secret: 's' }), 'invalid_input');
     expectError(await admin.post('/v1/webhooks', { url: '' }), 'invalid_input');
-    expectError(await admin.post('/v1/webhooks', { url: 'https://x.example.com/', namespace_id: 'ns_none' }), 'not_found');
+    expectError(
+      await admin.post('/v1/webhooks', { url: 'https://x.example.com/', namespace_id: 'ns_none' }),
+      'not_found',
+    );
     // Nothing was written.
     expect(await h.gateway.ledger.stores.commits.head(ws)).toEqual(before);
   });

@@ -205,7 +205,9 @@ describe('webhook deliveries from the gateway embedded indexer (pglite)', () => 
     // Nothing was acknowledged.
     expect(downShown?.delivered_sequence).toBe(down.commit.sequence);
     expect(silentShown?.delivered_sequence).toBe(silent.commit.sequence);
-    expect(downShown?.disabled_reason).toMatch(/^no delivery succeeded within 1 s of the first failure .*; last error: request failed: .*ECONNREFUSED/);
+    expect(downShown?.disabled_reason).toMatch(
+      /^no delivery succeeded within 1 s of the first failure .*; last error: request failed: .*ECONNREFUSED/,
+    );
     expect(silentShown?.disabled_reason).toMatch(/; last error: no answer within 300 ms$/);
 
     // A disabled webhook is never due again.
@@ -235,9 +237,8 @@ describe('webhook targets checked again at delivery (postgres)', () => {
 
   it('refuses a host name that resolves to loopback unless private targets are allowed', async () => {
     const { id: ws, api: admin } = await h.workspace();
-    const { webhook, secret } = (
-      await admin.post('/v1/webhooks', { url: `http://localhost:${receiver.port}/named` })
-    ).body;
+    const { webhook, secret } = (await admin.post('/v1/webhooks', { url: `http://localhost:${receiver.port}/named` }))
+      .body;
     await admin.post('/v1/namespaces', { parent_id: null, name: 'n' });
 
     const strict = new WebhookDeliveryWorker(h.gateway.ledger, { allowPrivateTargets: false, backoffBaseMs: 1 });

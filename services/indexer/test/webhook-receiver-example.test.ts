@@ -76,7 +76,9 @@ describe('the documented webhook receiver example', () => {
     const { signatureHeader } = await import('@tms/webhooks');
     const again = JSON.stringify({
       webhook_id: webhook.id,
-      changes: [{ sequence: memory.commit.sequence, recorded_at: 0, operation: 'memories.create', actor_id: 'a', subjects: [] }],
+      changes: [
+        { sequence: memory.commit.sequence, recorded_at: 0, operation: 'memories.create', actor_id: 'a', subjects: [] },
+      ],
     });
     const redelivered = await fetch(`http://127.0.0.1:${port}/`, {
       method: 'POST',
