@@ -20,9 +20,9 @@ export interface VerifyWebhookSignatureOptions {
 const encoder = new TextEncoder();
 
 /** `t` and every `v1` signature of the header, or null when it is malformed. */
-function parseHeader(header: string): { timestamp: number; signatures: Uint8Array[] } | null {
+function parseHeader(header: string): { timestamp: number; signatures: Uint8Array<ArrayBuffer>[] } | null {
   let timestamp: number | null = null;
-  const signatures: Uint8Array[] = [];
+  const signatures: Uint8Array<ArrayBuffer>[] = [];
   for (const part of header.split(',')) {
     const eq = part.indexOf('=');
     if (eq < 0) return null;
@@ -40,7 +40,7 @@ function parseHeader(header: string): { timestamp: number; signatures: Uint8Arra
   return timestamp === null || signatures.length === 0 ? null : { timestamp, signatures };
 }
 
-function hexBytes(hex: string): Uint8Array | null {
+function hexBytes(hex: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) return null;
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i += 1) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);

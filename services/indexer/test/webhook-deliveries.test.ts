@@ -132,7 +132,7 @@ describe('webhook deliveries from two indexer processes (postgres)', () => {
     // The scoped webhook gets exactly the changes in namespace a, with only their subjects there.
     const scopedChanges = receiver.acknowledged('/scoped').flatMap((d) => d.changes);
     expect(scopedChanges.map((c) => c.sequence)).toEqual(inA);
-    for (const change of scopedChanges as { subjects: { namespace_id: string | null }[] }[]) {
+    for (const change of scopedChanges) {
       expect(change.subjects.length).toBeGreaterThan(0);
       for (const subject of change.subjects) expect(subject.namespace_id).toBe(a);
     }

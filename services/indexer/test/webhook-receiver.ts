@@ -71,7 +71,10 @@ export class TestReceiver {
   }
 
   /** The 2xx-acknowledged deliveries to `path`, parsed, in arrival order. */
-  acknowledged(path: string): { webhook_id: string; changes: { sequence: number }[] }[] {
+  acknowledged(path: string): {
+    webhook_id: string;
+    changes: { sequence: number; subjects: { namespace_id: string | null }[] }[];
+  }[] {
     return this.received.filter((r) => r.path === path && r.status === 200).map((r) => JSON.parse(r.body));
   }
 }
