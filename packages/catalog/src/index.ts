@@ -6,5 +6,6 @@ export * from './operations-changes';
 export * from './operations-credentials';
 export * from './operations-lifecycle';
 export * from './operations-recall';
+export * from './operations-webhooks';
 export * from './primitives';
 export * from './resources';

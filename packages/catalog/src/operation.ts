@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Capability } from './primitives';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Scope = `svc:${Capability}`;
 
 /**

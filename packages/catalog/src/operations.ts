@@ -11,6 +11,7 @@ import {
 } from './operations-credentials';
 import { evidenceForget, memoriesAttest, memoriesCorrect, memoriesForget, memoriesList } from './operations-lifecycle';
 import { recall } from './operations-recall';
+import { webhooksCreate, webhooksDelete, webhooksList } from './operations-webhooks';
 import {
   boundedText,
   capabilitySchema,
@@ -411,6 +412,10 @@ export const OPERATIONS = [
   credentialsCreate,
   credentialsRevoke,
   changesList,
+
+  webhooksList,
+  webhooksCreate,
+  webhooksDelete,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

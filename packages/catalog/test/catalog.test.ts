@@ -132,7 +132,10 @@ const CREDENTIAL_ADMIN: Row[] = [
     'workspace_admin',
     true,
     1,
-  ),
+  ), // decisions §10: webhooks.
+  row('webhooks.list', 'GET /v1/webhooks', 'svc_webhooks_list', 'svc:admin', 'workspace_admin', false, 100),
+  row('webhooks.create', 'POST /v1/webhooks', 'svc_webhooks_create', 'svc:admin', 'workspace_admin', true, 1),
+  row('webhooks.delete', 'DELETE /v1/webhooks/{id}', 'svc_webhooks_delete', 'svc:admin', 'workspace_admin', true, 1),
 ];
 
 /** decisions.md §10: the change feed. */

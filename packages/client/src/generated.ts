@@ -612,6 +612,94 @@ export type RecallOutput = {
   status: "complete" | "partial" | "degraded" | "pending";
 };
 
+/** Input of `webhooks.create`: path, query and body fields in one object. */
+export type WebhooksCreateInput = {
+  description?: string;
+  namespace_id?: string;
+  url: string;
+};
+
+/** Answer of `webhooks.create`. */
+export type WebhooksCreateOutput = {
+  commit: Commit;
+  secret: string | null;
+  webhook: {
+    /** finite UTC Unix seconds, fractions allowed */
+    created_at: number;
+    delivered_sequence: number;
+    description: string | null;
+    disabled_reason: string | null;
+    failing_since: number | null;
+    id: string;
+    last_delivered_at: number | null;
+    last_error: string | null;
+    last_error_at: number | null;
+    namespace_id: string | null;
+    next_attempt_at: number | null;
+    state: "active" | "disabled" | "deleted";
+    state_since: number | null;
+    url: string;
+    workspace_id: string;
+  };
+};
+
+/** Input of `webhooks.delete`: path, query and body fields in one object. */
+export type WebhooksDeleteInput = {
+  id: string;
+};
+
+/** Answer of `webhooks.delete`. */
+export type WebhooksDeleteOutput = {
+  commit: Commit | null;
+  webhook: {
+    /** finite UTC Unix seconds, fractions allowed */
+    created_at: number;
+    delivered_sequence: number;
+    description: string | null;
+    disabled_reason: string | null;
+    failing_since: number | null;
+    id: string;
+    last_delivered_at: number | null;
+    last_error: string | null;
+    last_error_at: number | null;
+    namespace_id: string | null;
+    next_attempt_at: number | null;
+    state: "active" | "disabled" | "deleted";
+    state_since: number | null;
+    url: string;
+    workspace_id: string;
+  };
+};
+
+/** Input of `webhooks.list`: path, query and body fields in one object. */
+export type WebhooksListInput = {
+  limit?: number;
+  cursor?: string;
+};
+
+/** Answer of `webhooks.list`. */
+export type WebhooksListOutput = {
+  next_cursor: string | null;
+  webhooks: Array<{
+    /** finite UTC Unix seconds, fractions allowed */
+    created_at: number;
+    delivered_sequence: number;
+    description: string | null;
+    disabled_reason: string | null;
+    failing_since: number | null;
+    id: string;
+    last_delivered_at: number | null;
+    last_error: string | null;
+    last_error_at: number | null;
+    namespace_id: string | null;
+    next_attempt_at: number | null;
+    state: "active" | "disabled" | "deleted";
+    state_since: number | null;
+    url: string;
+    workspace_id: string;
+  }>;
+};
+
 /** Input of `workspaces.create`: path, query and body fields in one object. */
 export type WorkspacesCreateInput = {
   name: string;
@@ -678,6 +766,9 @@ export interface Operations {
   "namespaces.list": { input: NamespacesListInput; output: NamespacesListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "namespaces.update": { input: NamespacesUpdateInput; output: NamespacesUpdateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "recall": { input: RecallInput; output: RecallOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
+  "webhooks.create": { input: WebhooksCreateInput; output: WebhooksCreateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
+  "webhooks.delete": { input: WebhooksDeleteInput; output: WebhooksDeleteOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
+  "webhooks.list": { input: WebhooksListInput; output: WebhooksListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "workspaces.create": { input: WorkspacesCreateInput; output: WorkspacesCreateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "workspaces.list": { input: WorkspacesListInput; output: WorkspacesListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "workspaces.members.put": { input: WorkspacesMembersPutInput; output: WorkspacesMembersPutOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
@@ -712,6 +803,9 @@ export const OPERATION_TABLE = {
   "namespaces.list": {"method":"GET","path":"/v1/namespaces","pathParams":[],"query":["limit","cursor","parent_id"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"namespaces"}},
   "namespaces.update": {"method":"PATCH","path":"/v1/namespaces/{id}","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "recall": {"method":"POST","path":"/v1/recall","pathParams":[],"query":[],"body":true,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
+  "webhooks.create": {"method":"POST","path":"/v1/webhooks","pathParams":[],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
+  "webhooks.delete": {"method":"DELETE","path":"/v1/webhooks/{id}","pathParams":["id"],"query":[],"body":false,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
+  "webhooks.list": {"method":"GET","path":"/v1/webhooks","pathParams":[],"query":["limit","cursor"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"webhooks"}},
   "workspaces.create": {"method":"POST","path":"/v1/workspaces","pathParams":[],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":false,"pager":null},
   "workspaces.list": {"method":"GET","path":"/v1/workspaces","pathParams":[],"query":["limit","cursor"],"body":false,"idempotent":false,"mutates":false,"workspace":false,"pager":{"param":"cursor","next":"next_cursor","items":"workspaces"}},
   "workspaces.members.put": {"method":"PUT","path":"/v1/workspaces/{id}/members","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":false,"pager":null},
@@ -785,6 +879,14 @@ export interface ClientMethods {
   };
   /** POST /v1/recall: Retrieve memories relevant to a query, with an honest status of how complete the answer is. */
   recall(input: RecallInput, options?: CallOptions): Promise<RecallOutput>;
+  webhooks: {
+    /** POST /v1/webhooks: Register an endpoint for signed deliveries of the workspace changes; the answer shows its signing secret this once (workspace admins only). */
+    create(input: WebhooksCreateInput, options?: CallOptions): Promise<WebhooksCreateOutput>;
+    /** DELETE /v1/webhooks/{id}: Delete a webhook: no delivery starts after this answer. Deleting it again answers `commit: null`. */
+    delete(input: WebhooksDeleteInput, options?: CallOptions): Promise<WebhooksDeleteOutput>;
+    /** GET /v1/webhooks: List the webhooks of the workspace with their delivery state, oldest first (workspace admins only). */
+    list(input?: WebhooksListInput, options?: CallOptions): Promise<WebhooksListOutput>;
+  };
   workspaces: {
     /** POST /v1/workspaces: Create a workspace; the enrolled human caller becomes its first admin. */
     create(input: WorkspacesCreateInput, options?: CallOptions): Promise<WorkspacesCreateOutput>;

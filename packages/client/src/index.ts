@@ -13,3 +13,4 @@ export { isTmsError, TmsError, type TmsErrorFields, TmsNetworkError } from './er
 export * from './generated';
 export type { CallOptions } from './options';
 export { type AttemptFailure, DEFAULT_RETRY, mayRetry, type RetryOptions, type RetryTraits } from './retry';
+export { verifyWebhookSignature } from './webhooks';

@@ -3,6 +3,7 @@ import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } 
 import { DEFAULT_RATE_LIMITS, Domain, parseRateLimits, type RateLimitPolicy, rateLimiterFor } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
 import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
+import { webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
 /**
@@ -30,6 +31,7 @@ export const domainEnvShape = {
   SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
   MEILI_URL: z.url().optional(),
   MEILI_API_KEY: z.string().optional(),
+  ...webhookTargetEnvShape,
   // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
   RATE_LIMITS: z
     .string()
@@ -58,6 +60,8 @@ export type DomainConfig = {
   SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
   MEILI_URL?: string | undefined;
   MEILI_API_KEY?: string | undefined;
+  /** `1`: webhooks may target loopback and private addresses (absent means no). */
+  WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
   /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
   RATE_LIMITS?: RateLimitPolicy | null | undefined;
   /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
@@ -174,6 +178,7 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     if (search.name === 'postgres') await search.prepare();
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
       rateLimiter: rateLimiterFor(config.RATE_LIMITS ?? null),
+      allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',
     });
     return { domain, ledger, devIssuer, embedded, search };
   } catch (error) {

@@ -7,6 +7,12 @@ import type { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { DomainError } from './errors';
 
+/** Operator settings the rules depend on. */
+export interface DomainSettings {
+  /** WEBHOOKS_ALLOW_PRIVATE=1: webhooks may target loopback and private addresses, and use http there. */
+  allowPrivateWebhookTargets: boolean;
+}
+
 /** What an operation handler gets besides its validated input. */
 export interface HandlerContext {
   caller: Caller;
@@ -20,6 +26,7 @@ export interface HandlerContext {
   access: WorkspaceAccess | null;
   /** The search provider for recall, or null when none is configured. */
   search: SearchProvider | null;
+  settings: DomainSettings;
   /**
    * Allocate this write's commit (sequence and recorded_at) and record it. Call it late:
    * the workspace head stays locked until the transaction ends.

@@ -21,7 +21,7 @@ import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
 import { CommitWatch } from './commit-watch';
-import type { HandlerContext } from './context';
+import type { DomainSettings, HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { describeIssues, invalidInput } from './error-detail';
@@ -92,11 +92,14 @@ export interface OperationResult {
 export interface DomainOptions {
   /** Per principal and operation; none means unlimited (benchmarks, the operator CLI). */
   rateLimiter?: RateLimiter | null;
+  /** WEBHOOKS_ALLOW_PRIVATE=1 (default off). */
+  allowPrivateWebhookTargets?: boolean;
 }
 
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
   private readonly rateLimiter: RateLimiter | null;
+  private readonly settings: DomainSettings;
   /** Per-workspace group commit (Postgres only: PGlite has one connection and runs serially). */
   private readonly groupCommits: GroupCommitter | null;
   /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
@@ -112,6 +115,7 @@ export class Domain {
     options: DomainOptions = {},
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
+    this.settings = { allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false };
     this.groupCommits = ledger.driver === 'postgres' ? GroupCommitter.of(ledger) : null;
     this.commitWatch = new CommitWatch(ledger);
   }
@@ -444,6 +448,7 @@ export class Domain {
       search: this.search,
       deadline: meta.deadline ?? null,
       commitWatch: this.commitWatch,
+      settings: this.settings,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         if (groupCommit) return groupCommit(workspaceId, subjectIds);

@@ -15,6 +15,7 @@ import { getMe } from './services/me';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
 import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
 import { recallMemories } from './services/recall';
+import { createWebhook, deleteWebhook, listWebhooks } from './services/webhooks';
 import { createWorkspace, listWorkspaces, putMembers } from './services/workspaces';
 
 type HandlerOf<Name extends OperationName> = (
@@ -52,4 +53,8 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'credentials.create': createCredential,
   'credentials.revoke': revokeCredential,
   'changes.list': listChanges,
+
+  'webhooks.list': listWebhooks,
+  'webhooks.create': createWebhook,
+  'webhooks.delete': deleteWebhook,
 };

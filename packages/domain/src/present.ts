@@ -9,6 +9,7 @@ import type {
   Namespace,
   Revision,
   Verification,
+  Webhook,
   Workspace,
 } from '@tms/catalog';
 import {
@@ -22,6 +23,7 @@ import {
   type NamespaceRow,
   type RevisionRow,
   type VerificationRow,
+  type WebhookRow,
   type WorkspaceRow,
 } from '@tms/ledger';
 
@@ -172,3 +174,22 @@ export function presentDeletionReceipt(row: DeletionReceiptRow): MemoryDeletionR
     ...recorded,
   };
 }
+
+/** A webhook and its delivery state; never its secret. */
+export const presentWebhook = (row: WebhookRow): Webhook => ({
+  id: row.id,
+  workspace_id: row.workspaceId,
+  url: row.url,
+  namespace_id: row.namespaceId,
+  description: row.description,
+  state: row.deletedAt !== null ? 'deleted' : row.disabledAt !== null ? 'disabled' : 'active',
+  disabled_reason: row.disabledReason,
+  state_since: row.deletedAt ?? row.disabledAt,
+  delivered_sequence: row.deliveredSequence,
+  last_delivered_at: row.lastDeliveredAt,
+  last_error: row.lastError,
+  last_error_at: row.lastErrorAt,
+  failing_since: row.failingSince,
+  next_attempt_at: row.nextAttemptAt,
+  created_at: row.createdAt,
+});

@@ -26,4 +26,5 @@ export type { MemoryRow, RevisionRow } from './storage/memory-storage';
 export type { GrantRow, GrantTarget, NamespaceRow, Visibility } from './storage/namespace-storage';
 export type { Standing, StandingQuery } from './storage/read-view';
 export type { DeletionReceiptRow } from './storage/receipt-storage';
+export type { DueWebhook, FailureOutcome, WebhookRow } from './storage/webhook-storage';
 export { Stores } from './stores';

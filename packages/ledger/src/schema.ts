@@ -341,3 +341,37 @@ export const credentials = pgTable(
     index('credentials_order').on(t.workspaceId, t.createdAt, t.id),
   ],
 );
+
+// ---- webhooks ----------------------------------------------------------------------------
+
+/**
+ * Endpoints that receive the workspace's changes (decisions §10). The signing secret is kept as
+ * is: HMAC needs the key itself, so a hash would not do (docs/semantics.md, Webhooks). The
+ * delivery columns are written only by the delivery worker: `delivered_sequence` advances after
+ * a 2xx only, and `lease_until` lets one process at a time hold a batch in flight.
+ */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    url: utf8('url').notNull(),
+    namespaceId: text('namespace_id'),
+    description: utf8('description'),
+    secret: text('secret').notNull(),
+    createdAt: seconds('created_at').notNull(),
+    createdBy: text('created_by').notNull(),
+    deletedAt: seconds('deleted_at'),
+    disabledAt: seconds('disabled_at'),
+    disabledReason: text('disabled_reason'),
+    deliveredSequence: bigint('delivered_sequence', { mode: 'number' }).notNull(),
+    lastDeliveredAt: seconds('last_delivered_at'),
+    lastError: text('last_error'),
+    lastErrorAt: seconds('last_error_at'),
+    failingSince: seconds('failing_since'),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    nextAttemptAt: seconds('next_attempt_at'),
+    leaseUntil: seconds('lease_until'),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('webhooks_order').on(t.workspaceId, t.createdAt, t.id)],
+);

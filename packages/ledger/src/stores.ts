@@ -11,6 +11,7 @@ import { MembershipStorage } from './storage/membership-storage';
 import { MemoryStorage } from './storage/memory-storage';
 import { NamespaceStorage } from './storage/namespace-storage';
 import { ReceiptStorage } from './storage/receipt-storage';
+import { WebhookStorage } from './storage/webhook-storage';
 
 /** Every storage class bound to one executor (the database or an open transaction). */
 export class Stores {
@@ -26,6 +27,7 @@ export class Stores {
   readonly credentials: CredentialStorage;
   readonly exports: ExportStorage;
 
+  readonly webhooks: WebhookStorage;
   readonly changes: ChangeStorage;
 
   constructor(readonly db: Database) {
@@ -41,6 +43,7 @@ export class Stores {
     this.credentials = new CredentialStorage(db);
     this.exports = new ExportStorage(db);
 
+    this.webhooks = new WebhookStorage(db);
     this.changes = new ChangeStorage(db);
   }
 }

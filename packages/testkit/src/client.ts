@@ -29,7 +29,7 @@ export const sha256Hex = (data: string | Uint8Array) =>
 
 export const freshKey = (prefix = 'k') => `${prefix}-${crypto.randomBytes(8).toString('hex')}`;
 
-const MUTATING = new Set(['POST', 'PUT', 'PATCH']);
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** A plain HTTP caller for the /v1 API (fetch on loopback). */
 export class ApiClient {
@@ -88,5 +88,8 @@ export class ApiClient {
   }
   patch<T = any>(path: string, body: unknown, options: CallOptions = {}) {
     return this.call<T>('PATCH', path, { ...options, body });
+  }
+  delete<T = any>(path: string, options?: CallOptions) {
+    return this.call<T>('DELETE', path, options);
   }
 }

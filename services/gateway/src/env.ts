@@ -1,4 +1,5 @@
 import { checkDomainEnv, domainEnvShape, listEveryProblem } from '@tms/composition';
+import { webhookDeliveryEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
 const schema = z
@@ -6,6 +7,8 @@ const schema = z
     // DATABASE_URL, DATA_DIR, SESSION_*, OAUTH_*, DEV_AUTH, NODE_ENV, SEARCH_PROVIDER, MEILI_*:
     // the operator contract every domain-serving process reads the same way.
     ...domainEnvShape,
+    // The webhook delivery worker runs wherever the indexer does (here when it is embedded).
+    ...webhookDeliveryEnvShape,
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     HOST: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -3,6 +3,7 @@ import type { DevIssuer } from '@tms/auth';
 import { composeDomain } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
 import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
+import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app';
 import type { GatewayEnv } from './env';
@@ -66,6 +67,24 @@ function indexLagWatch(ledger: Ledger, search: SearchProvider, stallSeconds: num
   });
 }
 
+/** Webhook deliveries inside the gateway process, beside the embedded indexer (decisions §10). */
+function embeddedDeliveries(ledger: Ledger, env: GatewayEnv, metrics: GatewayMetrics, logger: Logger) {
+  const counters = webhookMetrics(metrics.registry, ledger);
+  return new WebhookDeliveryWorker(ledger, {
+    allowPrivateTargets: env.WEBHOOKS_ALLOW_PRIVATE === '1',
+    retryWindowSeconds: env.WEBHOOK_RETRY_WINDOW_SECONDS,
+    backoffBaseMs: env.WEBHOOK_BACKOFF_BASE_MS,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    pollMs: 500,
+    onDelivered: counters.onDelivered,
+    onFailed: (event) => {
+      counters.onFailed(event);
+      logger.warn(event, event.disabled ? 'webhook disabled' : 'webhook delivery failed; retrying with backoff');
+    },
+    onError: (error) => logger.warn({ err: error }, 'webhook worker failed; retrying'),
+  });
+}
+
 /** Compose and start the gateway from a parsed environment. */
 export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}): Promise<RunningGateway> {
   const logger =
@@ -85,6 +104,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     options.indexer !== false && options.lagWatch !== false && indexes
       ? indexLagWatch(ledger, search, env.INDEX_STALL_SECONDS, logger)
       : null;
+  const deliveries = indexer ? embeddedDeliveries(ledger, env, metrics, logger) : null;
   const server = createApp({
     domain,
     ledger,
@@ -113,6 +133,10 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const port = (server.address() as AddressInfo).port;
   const indexerDone = indexer?.run().catch((error) => logger.error({ err: error }, 'embedded indexer stopped'));
   lagWatch?.start();
+
+  const deliveriesDone = deliveries
+    ?.run()
+    .catch((error) => logger.error({ err: error }, 'embedded webhook deliveries stopped'));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -126,7 +150,8 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       });
       lagWatch?.stop();
       indexer?.stop();
-      await indexerDone;
+      deliveries?.stop();
+      await Promise.all([indexerDone, deliveriesDone]);
       await ledger.close();
     },
   };

@@ -15,7 +15,15 @@ import { DRIVERS, type Harness, type Human, startHarness } from './harness';
  * workspace's owner proves that each request is otherwise valid (200).
  */
 
-type TargetKind = 'namespace' | 'evidence' | 'memory' | 'revision' | 'workspace' | 'installation' | 'credential';
+type TargetKind =
+  | 'namespace'
+  | 'evidence'
+  | 'memory'
+  | 'revision'
+  | 'workspace'
+  | 'installation'
+  | 'credential'
+  | 'webhook';
 
 /** The resources in workspace W1 that the probers must not reach. */
 interface Targets {
@@ -27,6 +35,7 @@ interface Targets {
   installation: string;
   /** A service key of W1. */
   credential: string;
+  webhook: string;
   contentRootSha256: string;
   excerptSha256: string;
   /** A verified verification of `evidence`. */
@@ -260,6 +269,12 @@ const ROWS: Row[] = [
     memberProbe: false,
     call: (api, id, _c, _t, o) => api.post(`/v1/credentials/${id}/revoke`, {}, o),
   },
+  {
+    operation: 'webhooks.delete',
+    kind: 'webhook',
+    memberProbe: false,
+    call: (api, id, _c, _t, o) => api.delete(`/v1/webhooks/${id}`, o),
+  },
 ];
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -353,7 +368,10 @@ describe.each(DRIVERS)('object-level authorization (%s)', (driver) => {
       await w1.api.post('/v1/credentials', { kind: 'service_key', name: 'job', capabilities: ['read'] })
     ).body.credential;
 
+    const webhook = (await w1.api.post('/v1/webhooks', { url: 'https://hooks.example.com/w1' })).body.webhook;
+
     t = {
+      webhook: webhook.id,
       installation: installation.id,
       credential: serviceKey.id,
       namespace: secret.id,

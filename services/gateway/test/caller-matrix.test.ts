@@ -344,6 +344,9 @@ const VARIANTS: Variant[] = [
     prepare: async () => ({ body: { kind: 'service_key', name: 'matrix-key', capabilities: ['read'] } }),
   },
   { op: 'credentials.revoke', prepare: async (w) => ({ id: await w.make.serviceKey(), body: {} }) },
+  { op: 'webhooks.list', prepare: none },
+  { op: 'webhooks.create', prepare: async () => ({ body: { url: 'https://hooks.example.com/matrix' } }) },
+  { op: 'webhooks.delete', prepare: async (w) => ({ id: await w.make.webhook() }) },
 ];
 
 const CATALOG = new Map<string, OperationSpec>(OPERATIONS.map((op) => [op.name, op as OperationSpec]));
@@ -405,6 +408,7 @@ interface World {
     memory(namespaceId: string): Promise<string>;
     installation(): Promise<string>;
     serviceKey(): Promise<string>;
+    webhook(): Promise<string>;
   };
   client(c: CallerCase, op: OperationSpec, need: Cap): Promise<ApiClient>;
 }
@@ -463,6 +467,10 @@ async function buildWorld(h: Harness): Promise<World> {
     async serviceKey() {
       const body = { kind: 'service_key', name: `k-${rand()}`, capabilities: ['read'] };
       return (await ok(admin.post('/v1/credentials', body), 'service key')).credential.id;
+    },
+    async webhook() {
+      const body = { url: `https://hooks.example.com/${rand()}` };
+      return (await ok(admin.post('/v1/webhooks', body), 'webhook')).webhook.id;
     },
   };
 

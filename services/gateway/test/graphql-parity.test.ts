@@ -35,12 +35,15 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
     /** A write sent to both transports under one key; `first` decides which goes first. */
     async function write(
       operation: string,
-      rest: { method: 'post' | 'put' | 'patch'; path: string; body: Json; api: ApiClient },
+      rest: { method: 'post' | 'put' | 'patch' | 'delete'; path: string; body: Json; api: ApiClient },
       graphql: { field: string; input: Json; selection: string; client: GraphqlClient },
       first: 'rest' | 'graphql',
     ): Promise<Json> {
       const key = freshKey(operation.replace(/\./g, '-'));
-      const viaRest = () => rest.api[rest.method](rest.path, rest.body, { idem: key });
+      const viaRest = () =>
+        rest.method === 'delete'
+          ? rest.api.delete(rest.path, { idem: key })
+          : rest.api[rest.method](rest.path, rest.body, { idem: key });
       const document = gql(
         `mutation($input: ${graphql.field.charAt(0).toUpperCase()}${graphql.field.slice(1)}Input!, $key: String!) {
           out: ${graphql.field}(input: $input, idempotencyKey: $key) ${graphql.selection}
@@ -574,6 +577,43 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
           }`),
         )
       ).changes,
+    );
+
+    // ---- webhooks: the secret shown once, as for credentials ----------------------------
+    const WEBHOOK = `{ id workspaceId url namespaceId description state disabledReason stateSince deliveredSequence
+      lastDeliveredAt lastError lastErrorAt failingSince nextAttemptAt createdAt }`;
+    const webhookKey = freshKey('webhooks-create');
+    const webhookBody = { url: 'https://hooks.example.com/parity', namespace_id: root.namespace.id, description: 'd' };
+    const hookRest = await api.post('/v1/webhooks', webhookBody, { idem: webhookKey });
+    expect(hookRest.status, hookRest.text).toBe(200);
+    expect(hookRest.body.secret).toMatch(/^whsec_/);
+    const hookGraphql = await gw.data<{ out: Json }>(
+      gql(`mutation($input: CreateWebhookInput!, $key: String!) {
+        out: createWebhook(input: $input, idempotencyKey: $key) { webhook ${WEBHOOK} secret commit { ...C } }
+      }`),
+      {
+        input: { url: webhookBody.url, namespaceId: root.namespace.id, description: 'd' },
+        key: webhookKey,
+      },
+    );
+    expect(snakeKeys(hookGraphql.out)).toEqual({ ...hookRest.body, secret: null });
+    covered.add('webhooks.create');
+    const webhookId = hookRest.body.webhook.id as string;
+    await read(
+      'webhooks.list',
+      (await api.get('/v1/webhooks')).body,
+      (await gw.data(gql(`query { webhooks { webhooks ${WEBHOOK} nextCursor } }`))).webhooks,
+    );
+    await write(
+      'webhooks.delete',
+      { method: 'delete', path: `/v1/webhooks/${webhookId}`, body: {}, api },
+      {
+        field: 'deleteWebhook',
+        input: { id: webhookId },
+        selection: `{ webhook ${WEBHOOK} commit { ...C } }`,
+        client: gw,
+      },
+      'graphql',
     );
 
     // Every operation of the catalog went through both transports.

@@ -359,6 +359,19 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
       subjects: [{ type: 'installation', id: installation.id, namespace_id: null }],
     });
 
+    // A webhook, registered, listed and deleted by tools; its secret shown once.
+    const hook = await ok(
+      client,
+      'svc_webhooks_create',
+      { url: 'https://hooks.example.com/agent', idempotency_key: key() },
+      called,
+    );
+    expect(hook.secret).toMatch(/^whsec_/);
+    const hooks = await ok(client, 'svc_webhooks_list', {}, called);
+    expect(hooks.webhooks.map((w: { id: string }) => w.id)).toEqual([hook.webhook.id]);
+    const unhooked = await ok(client, 'svc_webhooks_delete', { id: hook.webhook.id, idempotency_key: key() }, called);
+    expect(unhooked.webhook.state).toBe('deleted');
+
     // Every operation of the catalog went through its tool (a new operation needs a step above).
     expect(sorted(called)).toEqual(sorted(CATALOG_TOOLS));
   });

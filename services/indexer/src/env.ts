@@ -1,3 +1,4 @@
+import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
 const schema = z
@@ -12,6 +13,10 @@ const schema = z
     INDEXER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** The lag gauges count a workspace as stalled past this many seconds (as the gateway's do). */
     INDEX_STALL_SECONDS: z.coerce.number().min(1).max(86_400).default(30),
+
+    // Webhook deliveries run here too (decisions §10): the target rule and the retry schedule.
+    ...webhookTargetEnvShape,
+    ...webhookDeliveryEnvShape,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { searchProviderFor } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
 import { Indexer, indexerMetrics, indexLagMetrics } from '@tms/search';
+import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
 import pino from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { parseEnv } from './env';
@@ -35,6 +36,24 @@ const indexer = new Indexer(ledger, provider, {
   },
 });
 
+const deliveryCounters = webhookMetrics(registry, ledger);
+const deliveries = new WebhookDeliveryWorker(ledger, {
+  allowPrivateTargets: env.WEBHOOKS_ALLOW_PRIVATE === '1',
+  retryWindowSeconds: env.WEBHOOK_RETRY_WINDOW_SECONDS,
+  backoffBaseMs: env.WEBHOOK_BACKOFF_BASE_MS,
+  timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+  pollMs: env.INDEXER_POLL_MS,
+  onDelivered: (event) => {
+    deliveryCounters.onDelivered(event);
+    logger.info(event, 'webhook delivered');
+  },
+  onFailed: (event) => {
+    deliveryCounters.onFailed(event);
+    logger.warn(event, event.disabled ? 'webhook disabled' : 'webhook delivery failed; retrying with backoff');
+  },
+  onError: (error) => logger.warn({ err: error }, 'webhook worker failed; retrying'),
+});
+
 if (env.INDEXER_METRICS_PORT !== undefined) {
   const server = http.createServer(async (req, res) => {
     if (req.url === '/metrics') {
@@ -55,10 +74,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     logger.info({ signal }, 'stopping');
     indexer.stop();
+    deliveries.stop();
   });
 }
 
 logger.info({ provider: provider.name }, 'indexer started');
-await indexer.run();
+await Promise.all([indexer.run(), deliveries.run()]);
 await ledger.close();
 logger.info('indexer stopped');

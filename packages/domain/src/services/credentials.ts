@@ -22,14 +22,14 @@ import { presentCommit, presentCredential, presentInstallation } from '../presen
  * minted here, returned once, and only its SHA-256 is stored.
  */
 
-function requireWorkspaceAdmin(ctx: HandlerContext): WorkspaceAccess {
+export function requireWorkspaceAdmin(ctx: HandlerContext): WorkspaceAccess {
   const access = requireAccess(ctx);
   if (!access.isAdmin) throw new DomainError('forbidden', 'workspace admins only');
   return access;
 }
 
 /** One page of a (created_at, id)-ordered listing, and the cursor that continues it. */
-async function page<Row extends ListPosition>(
+export async function page<Row extends ListPosition>(
   ctx: HandlerContext,
   scope: string,
   input: { limit: number; cursor?: string | undefined },

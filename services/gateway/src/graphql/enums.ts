@@ -7,6 +7,7 @@ import {
   MEMORY_KINDS,
   memberRoleSchema,
   verdictSchema,
+  webhookStateSchema,
 } from '@tms/catalog';
 import { builder } from './builder';
 
@@ -48,6 +49,11 @@ export const GrantTargetKindEnum = enumOf(
   'GrantTargetKind',
   ['actor', 'installation', 'credential'],
   'Whom a grant names.',
+);
+export const WebhookStateEnum = enumOf(
+  'WebhookState',
+  webhookStateSchema.options,
+  'Whether deliveries run (`active`), stopped after the retry window (`disabled`), or the webhook was deleted.',
 );
 export const CredentialKindEnum = enumOf(
   'CredentialKind',

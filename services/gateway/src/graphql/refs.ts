@@ -14,6 +14,7 @@ import type {
   Namespace,
   Revision,
   Verification,
+  Webhook,
   Workspace,
 } from '@tms/catalog';
 import type { VerificationPage } from '@tms/domain';
@@ -64,6 +65,7 @@ export const EnrollmentRef = builder.objectRef<EnrollmentModel>('Enrollment');
 export const MemberRef = builder.objectRef<At<Member>>('Member');
 export const InstallationRef = builder.objectRef<At<Installation>>('Installation');
 export const CredentialRef = builder.objectRef<At<Credential>>('Credential');
+export const WebhookRef = builder.objectRef<At<Webhook>>('Webhook');
 export const ActorRef = builder.objectRef<MeModel['actor']>('Actor');
 export const MeRef = builder.objectRef<MeModel>('Me');
 export const NamespaceRef = builder.objectRef<At<Namespace>>('Namespace');

@@ -25,6 +25,7 @@ import './types/MemoryRevision';
 import './types/MemoryView';
 import './types/Namespace';
 import './types/Verification';
+import './types/Webhook';
 import './types/Workspace';
 import './operations/reads';
 import './operations/changes';

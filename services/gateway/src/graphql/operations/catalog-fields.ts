@@ -27,6 +27,10 @@ export const FIELD_NAMES: Readonly<Record<string, string>> = {
   'installations.list': 'installations',
   'credentials.list': 'credentials',
   'changes.list': 'changes',
+
+  'webhooks.create': 'createWebhook',
+  'webhooks.delete': 'deleteWebhook',
+  'webhooks.list': 'webhooks',
 };
 
 /** Names of nested input types, per operation and body key. */

@@ -15,6 +15,7 @@ import {
   namespaceSchema,
   revisionSchema,
   verificationSchema,
+  webhookSchema,
   workspaceSchema,
 } from '@tms/catalog';
 import type { z } from 'zod';
@@ -37,6 +38,7 @@ import {
   MemoryViewRef,
   NamespaceRef,
   VerificationRef,
+  WebhookRef,
   WorkspaceRef,
 } from '../refs';
 
@@ -308,6 +310,7 @@ const RESOURCES = new Map<z.ZodType, any>([
   [evidenceDeletionReceiptSchema, EvidenceDeletionReceiptRef],
   [installationSchema, InstallationRef],
   [credentialSchema, CredentialRef],
+  [webhookSchema, WebhookRef],
 ]);
 
 interface OutputShape {
