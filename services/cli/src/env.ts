@@ -17,6 +17,9 @@ const schema = z
 
 export type CliEnv = z.infer<typeof schema>;
 
+/** Every variable this service reads (the deployment test checks compose against it). */
+export const ENV_KEYS: readonly string[] = Object.keys(schema.shape);
+
 export function parseEnv(source: Record<string, string | undefined>): CliEnv {
   const result = schema.safeParse(source);
   if (result.success) return result.data;

@@ -56,6 +56,9 @@ const schema = z
 
 export type GatewayEnv = z.infer<typeof schema>;
 
+/** Every variable this service reads (the deployment test checks compose against it). */
+export const ENV_KEYS: readonly string[] = Object.keys(schema.shape);
+
 /** Parse the environment once at boot; every problem is listed, then the process stops. */
 export function parseEnv(source: Record<string, string | undefined>): GatewayEnv {
   const result = schema.safeParse(source);
