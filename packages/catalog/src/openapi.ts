@@ -412,7 +412,7 @@ function sharedHeaders(): JsonObject {
     },
     'Retry-After': {
       description:
-        'Seconds to wait before retrying: sent with `rate_limited` (429), `unavailable` (503) and `projection_pending` (409), matching `retry_after_seconds` rounded up.',
+        'Seconds to wait before retrying, sent whenever the error carries `retry_after_seconds` (rounded up): always with `rate_limited` (429), and with `unavailable` (503) and `projection_pending` (409) when the server knows when to try again.',
       required: false,
       schema: { type: 'integer', minimum: 0, maximum: 3600 },
     },
