@@ -137,6 +137,7 @@ function codesWithStatus(status: number): ErrorCode[] {
 
 /** Response headers that go with particular error statuses (decisions.md §7). */
 const ERROR_STATUS_HEADERS: Record<number, string[]> = {
+  400: ['X-Error-Detail'],
   401: ['WWW-Authenticate'],
   405: ['Allow'],
   409: ['Retry-After'],
@@ -174,14 +175,52 @@ function pathParamNames(path: string): string[] {
   return [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
 }
 
-function fieldParameters(objectSchema: JsonObject, where: 'path' | 'query'): JsonObject[] {
+/** What each path segment before `{id}` addresses, for the description of that parameter. */
+const ADDRESSED_RESOURCES: Record<string, string> = {
+  credentials: 'service key',
+  evidence: 'evidence',
+  installations: 'product installation',
+  memories: 'memory',
+  namespaces: 'namespace',
+  webhooks: 'webhook',
+  workspaces: 'workspace',
+};
+
+/** Descriptions of the query parameters the zod schemas leave undescribed (bounds stay in `schema`). */
+const QUERY_PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  limit: 'Items per page.',
+  cursor:
+    'Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it.',
+  namespace_id: 'Only items in this namespace.',
+  parent_id: 'List the readable children of this namespace instead of the whole workspace.',
+  kind: 'Only memories of this kind.',
+  include_evidence: 'Whether the view carries the evidence behind the revision.',
+  product_installation_id: 'Only the credentials of this product installation.',
+  after: 'List the changes after this sequence: the `next_after` of the previous page, 0 to start.',
+  include_descendants: 'With `namespace_id`: also the namespaces below it.',
+  wait_ms: 'When no change follows `after` yet, wait up to this long for the next commit.',
+};
+
+function parameterDescription(op: OperationSpec, name: string, where: 'path' | 'query', schema: JsonObject): string {
+  if (typeof schema.description === 'string') return schema.description;
+  const described =
+    where === 'path'
+      ? ADDRESSED_RESOURCES[op.path.match(new RegExp(`/([a-z_]+)/\\{${name}\\}`))?.[1] ?? '']
+      : QUERY_PARAMETER_DESCRIPTIONS[name];
+  if (described === undefined) throw new Error(`${op.name}: describe the ${where} parameter ${name} in openapi.ts`);
+  return where === 'path' ? `Id of the ${described} addressed.` : described;
+}
+
+function fieldParameters(op: OperationSpec, objectSchema: JsonObject, where: 'path' | 'query'): JsonObject[] {
   const properties = (objectSchema.properties ?? {}) as Record<string, JsonObject>;
   const required = new Set((objectSchema.required ?? []) as string[]);
-  return Object.entries(properties).map(([name, schema]) => {
-    const parameter: JsonObject = { name, in: where, required: where === 'path' || required.has(name), schema };
-    if (typeof schema.description === 'string') parameter.description = schema.description;
-    return parameter;
-  });
+  return Object.entries(properties).map(([name, schema]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    description: parameterDescription(op, name, where, schema),
+    schema,
+  }));
 }
 
 function parametersOf(op: OperationSpec): Json[] {
@@ -196,11 +235,54 @@ function parametersOf(op: OperationSpec): Json[] {
   for (const name of declared) {
     if (!requiredParams.has(name)) throw new Error(`${op.name}: path parameter ${name} must be required`);
   }
-  const out: Json[] = [...fieldParameters(params, 'path'), ...fieldParameters(query, 'query')];
+  const out: Json[] = [...fieldParameters(op, params, 'path'), ...fieldParameters(op, query, 'query')];
   if (op.idempotent) out.push(parameterRef('Idempotency-Key'));
   if (op.workspace === 'selected') out.push(parameterRef('X-Service-Workspace'));
   out.push(parameterRef('X-Request-Id'));
   return out;
+}
+
+const WORKSPACE_SOURCES: Record<OperationSpec['workspace'], string> = {
+  directory: 'Needs no workspace.',
+  selected:
+    'Runs in the workspace named by `X-Service-Workspace` (a service key or installation credential may omit it: it runs in its own).',
+  path: 'Runs in the workspace named by the path.',
+};
+
+/** The operation's attributes from the catalog, in words (the same facts as its `x-` fields). */
+function operationDescription(op: OperationSpec): string {
+  const lines = [op.summary, ''];
+  lines.push(op.scope ? `OAuth scope \`${op.scope}\` (sessions are not scope-limited).` : 'No OAuth scope is needed.');
+  if (op.capability === 'workspace_admin') lines.push('Only workspace admins may call it.');
+  else if (op.capability) lines.push(`Needs the \`${op.capability}\` capability on the namespace concerned.`);
+  lines.push(WORKSPACE_SOURCES[op.workspace]);
+  if (op.idempotent) {
+    lines.push('Send an `Idempotency-Key`: a retry with the same key and request replays the stored answer.');
+  }
+  if (op.mutates) lines.push('Writes, and answers with the commit it made.');
+  if (op.maxItems > 1) lines.push(`At most ${op.maxItems} items per answer.`);
+  if (op.revealsSecret) lines.push('The `secret` is shown in this answer only; a replay carries `secret: null`.');
+  return lines.join('\n');
+}
+
+/** One tag per resource family (the first part of an operation name). */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  changes: 'The change feed: commits after a sequence, ids only, resumable from `next_after`.',
+  credentials: 'Service keys bound to a workspace (workspace admins only).',
+  evidence: 'Exact source excerpts, their verifications and their forgetting.',
+  installations: 'Product installations and their credentials (workspace admins only).',
+  me: 'Who the server resolved the caller to.',
+  memories: 'Bitemporal memories: revisions, corrections, attestations, history and forgetting.',
+  namespaces: 'The namespace tree of a workspace and the grants on it.',
+  recall: 'Ranked retrieval over the memories the caller may read.',
+  webhooks: 'Signed deliveries of the change feed to an HTTPS endpoint (workspace admins only).',
+  workspaces: 'Workspaces and their members.',
+};
+
+function tagOf(op: OperationSpec): string {
+  const tag = op.name.split('.')[0] as string;
+  if (!(tag in TAG_DESCRIPTIONS)) throw new Error(`${op.name}: describe the tag ${tag} in openapi.ts`);
+  return tag;
 }
 
 function operationObject(op: OperationSpec): JsonObject {
@@ -216,7 +298,8 @@ function operationObject(op: OperationSpec): JsonObject {
   const operation: JsonObject = {
     operationId: op.name,
     summary: op.summary,
-    tags: [op.name.split('.')[0] as string],
+    description: operationDescription(op),
+    tags: [tagOf(op)],
     parameters: parametersOf(op),
     responses,
     security: [{ [SECURITY_SCHEME]: op.scope ? [op.scope] : [] }],
@@ -267,22 +350,38 @@ function componentSchemas(): { schemas: JsonObject; byCanonical: Map<string, str
   return { schemas, byCanonical };
 }
 
+const IDEMPOTENCY_DESCRIPTION = [
+  'Required on every idempotent write (missing: `400 idempotency_required`). Keys are scoped to the',
+  'authenticated principal and kept at least 24 hours. The request fingerprint covers the operation,',
+  'the path parameters, the canonical JSON body (defaults applied) and the selected workspace.',
+  'A retry with the same key and the same fingerprint replays the stored status and body byte for',
+  'byte (a concurrent twin waits for the first and replays it); the same key with a different',
+  'fingerprint is `409 idempotency_conflict`.',
+].join(' ');
+
+const WORKSPACE_HEADER_DESCRIPTION = [
+  'Canonical workspace id (`ws_...`) selecting the workspace. Session and OAuth callers must send it',
+  '(missing or malformed: `400 invalid_input`; a workspace they are not a member of: `404 not_found`).',
+  'A service key or product-installation credential is bound to its workspace and may omit it;',
+  'if sent, it must name that same workspace (another one is `404 not_found`).',
+].join(' ');
+
 function sharedParameters(): JsonObject {
   return {
     'Idempotency-Key': {
       name: 'Idempotency-Key',
       in: 'header',
       required: true,
-      description:
-        'Required on every write. An identical retry replays the stored result; the same key with a different request is `idempotency_conflict` (409).',
+      description: IDEMPOTENCY_DESCRIPTION,
       schema: jsonSchemaOf(idSchema, 'input'),
     },
+    // Required in the document so that generated clients ask for it: the callers that may omit it
+    // (bound credentials) are told so in the description.
     'X-Service-Workspace': {
       name: 'X-Service-Workspace',
       in: 'header',
-      required: false,
-      description:
-        'Canonical workspace id (`ws_...`) selecting the workspace for session and OAuth callers, who must send it; service keys and installation credentials are bound to theirs.',
+      required: true,
+      description: WORKSPACE_HEADER_DESCRIPTION,
       schema: jsonSchemaOf(workspaceIdSchema, 'input'),
     },
     'X-Request-Id': {
@@ -298,7 +397,7 @@ function sharedParameters(): JsonObject {
 function sharedHeaders(): JsonObject {
   return {
     'X-Request-Id': {
-      description: 'The request id (echoed from a valid `X-Request-Id`, else generated).',
+      description: 'The request id (echoed from a valid `X-Request-Id`, else generated); on every response.',
       required: true,
       schema: jsonSchemaOf(idSchema, 'output'),
     },
@@ -318,9 +417,16 @@ function sharedHeaders(): JsonObject {
       schema: { type: 'string' },
     },
     'Retry-After': {
-      description: 'Seconds to wait before retrying, when the error carries `retry_after_seconds`.',
+      description:
+        'Seconds to wait before retrying, sent whenever the error carries `retry_after_seconds` (rounded up): always with `rate_limited` (429), and with `unavailable` (503) and `projection_pending` (409) when the server knows when to try again.',
       required: false,
       schema: { type: 'integer', minimum: 0, maximum: 3600 },
+    },
+    'X-Error-Detail': {
+      description:
+        'With `invalid_input` only: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`. The body stays the exact error object; no other code carries a detail.',
+      required: false,
+      schema: { type: 'string', minLength: 1 },
     },
   };
 }
@@ -344,19 +450,25 @@ export function buildOpenApi(): JsonObject {
   const responses: JsonObject = {};
   for (const status of ERROR_STATUSES) responses[statusName(status)] = errorResponse(status);
 
-  const tags = distinct(OPERATIONS.map((op) => op.name.split('.')[0] as string))
+  const tags = distinct(OPERATIONS.map((op) => tagOf(op)))
     .sort()
-    .map((name) => ({ name }));
+    .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] as string }));
 
   return {
     openapi: '3.1.0',
     info: {
       title: 'Temporal Memory Service',
       version: '1.0.0',
-      description:
+      description: [
         'REST mirror of the operation catalog. Generated from packages/catalog by `pnpm generate`; do not edit by hand.',
+        '',
+        'Every failure answers the one `Error` body (`{error: {...}}`, the closed error table of `x-error-table`)',
+        'and every response carries `X-Request-Id`.',
+      ].join('\n'),
+      // The project grants no licence yet (a private workspace); the document says so.
+      license: { name: 'Proprietary: no licence granted', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: '/', description: 'The gateway that serves this document (same origin).' }],
     security: [{ [SECURITY_SCHEME]: [] }],
     tags,
     paths,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import openapiTS, { astToString } from 'openapi-typescript';
 import { describe, expect, it } from 'vitest';
 import { generatedArtefacts, ROOT } from '../../../scripts/generate-schema';
 import { ERROR_TABLE } from '../src/errors';
@@ -76,7 +77,8 @@ describe('OpenAPI 3.1 validity', () => {
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
-    expect(doc.servers).toEqual([{ url: '/' }]);
+    expect(doc.servers.map((server: Doc) => server.url)).toEqual(['/']);
+    expect(doc.info.license.name).toBeTruthy();
   });
 
   it('the validator is not vacuous: a broken document is refused', async () => {
@@ -134,6 +136,9 @@ describe('catalog operations in the document', () => {
     expect(headers.includes('Idempotency-Key')).toBe(op.idempotent);
     expect(headers.includes('X-Service-Workspace')).toBe(op.workspace === 'selected');
     expect(headers).toContain('X-Request-Id');
+    for (const p of params) expect(p.description, `${op.name} ${p.in} ${p.name}`).toMatch(/\S/);
+    expect(o.description.startsWith(`${op.summary}\n`)).toBe(true);
+    expect(o.description.includes('Idempotency-Key')).toBe(op.idempotent);
 
     expect(o.requestBody !== undefined).toBe(op.input.body !== null);
     if (op.input.body) expect(o.requestBody.required).toBe(true);
@@ -219,6 +224,60 @@ describe('bounds survive into the document', () => {
     });
   });
 
+  it('X-Service-Workspace: required, and bound credentials are told they may omit it', () => {
+    const selected = OPERATIONS.filter((op) => op.workspace === 'selected');
+    expect(selected.length).toBeGreaterThan(10);
+    for (const op of selected) {
+      const header = parameters(operationOf(op.path, op.method)).find((p) => p.name === 'X-Service-Workspace');
+      expect(header, op.name).toMatchObject({ in: 'header', required: true });
+      expect(JSON.stringify(header.schema)).toContain('^ws_');
+    }
+    const description = resolve({ $ref: '#/components/parameters/X-Service-Workspace' }).description;
+    expect(description).toMatch(/service key or product-installation credential .* may omit it/);
+    expect(description).toContain('must name that same workspace');
+  });
+
+  it('a client generated from the document (openapi-typescript) requires the workspace and key headers', async () => {
+    const types = astToString(await openapiTS(structuredClone(doc), { silent: true }));
+    const start = types.indexOf('export interface operations {');
+    expect(start).toBeGreaterThan(0);
+    const operations = types.slice(start);
+    for (const op of OPERATIONS) {
+      // Keys are quoted only when they need it (`recall: {`, `"memories.create": {`).
+      const key = /^[a-z]+$/.test(op.name) ? op.name : `"${op.name}"`;
+      const at = operations.indexOf(`\n    ${key}: {`);
+      expect(at, op.name).toBeGreaterThan(0);
+      const next = operations.slice(at + 1).search(/\n {4}"?[a-z.]+"?: \{/);
+      const block = operations.slice(at, next === -1 ? undefined : at + 1 + next);
+      // `"Name": T` is a required property of the generated header type, `"Name"?: T` an optional one.
+      expect(block.includes('"X-Service-Workspace": '), op.name).toBe(op.workspace === 'selected');
+      expect(block.includes('"X-Service-Workspace"?: '), op.name).toBe(false);
+      expect(block.includes('"Idempotency-Key": '), op.name).toBe(op.idempotent);
+      expect(block).toContain('"X-Request-Id"?: ');
+    }
+  });
+
+  it('the Idempotency-Key description states the rules of decisions §8', () => {
+    const description = resolve({ $ref: '#/components/parameters/Idempotency-Key' }).description;
+    for (const fact of [
+      'scoped to the authenticated principal',
+      '24 hours',
+      'path parameters',
+      'canonical JSON body',
+      'selected workspace',
+      'byte for',
+      '409 idempotency_conflict',
+      '400 idempotency_required',
+    ]) {
+      expect(description).toContain(fact);
+    }
+  });
+
+  it('every tag is described', () => {
+    expect(doc.tags.length).toBeGreaterThan(5);
+    for (const tag of doc.tags) expect(tag.description, tag.name).toMatch(/\S/);
+  });
+
   it('error responses list their codes and carry the headers of decisions §7', () => {
     const unauthorized = resolve(operationOf('/v1/me', 'GET').responses['401']);
     expect(Object.keys(unauthorized.headers)).toContain('WWW-Authenticate');
@@ -226,5 +285,19 @@ describe('bounds survive into the document', () => {
     expect(Object.keys(tooMany.headers)).toContain('Retry-After');
     const forbidden = resolve(operationOf('/v1/workspaces', 'POST').responses['403']);
     expect(forbidden.description).toContain('enrollment_required');
+    const invalid = resolve(operationOf('/v1/me', 'GET').responses['400']);
+    expect(resolve(invalid.headers['X-Error-Detail'])).toMatchObject({ required: false });
+    const unavailable = resolve(operationOf('/v1/me', 'GET').responses['503']);
+    expect(Object.keys(unavailable.headers)).toContain('Retry-After');
+    const notAllowed = resolve(operationOf('/v1/me', 'GET').responses['405']);
+    expect(Object.keys(notAllowed.headers)).toContain('Allow');
+    for (const item of Object.values(doc.paths) as Doc[]) {
+      for (const op of Object.values(item) as Doc[]) {
+        for (const response of Object.values(op.responses)) {
+          expect(Object.keys(resolve(response).headers)).toContain('X-Request-Id');
+        }
+      }
+    }
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 });

@@ -167,10 +167,15 @@ export type Workspace = {
 
 /** Input of `changes.list`: path, query and body fields in one object. */
 export type ChangesListInput = {
+  /** List the changes after this sequence: the `next_after` of the previous page, 0 to start. */
   after?: number;
+  /** Items per page. */
   limit?: number;
+  /** Only items in this namespace. */
   namespace_id?: string;
+  /** With `namespace_id`: also the namespaces below it. */
   include_descendants?: boolean;
+  /** When no change follows `after` yet, wait up to this long for the next commit. */
   wait_ms?: number;
 };
 
@@ -224,8 +229,11 @@ export type CredentialsCreateOutput = {
 
 /** Input of `credentials.list`: path, query and body fields in one object. */
 export type CredentialsListInput = {
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
+  /** Only the credentials of this product installation. */
   product_installation_id?: string;
 };
 
@@ -250,6 +258,7 @@ export type CredentialsListOutput = {
 
 /** Input of `credentials.revoke`: path, query and body fields in one object. */
 export type CredentialsRevokeInput = {
+  /** Id of the service key addressed. */
   id: string;
 };
 
@@ -288,6 +297,7 @@ export type EvidenceCreateOutput = {
 
 /** Input of `evidence.forget`: path, query and body fields in one object. */
 export type EvidenceForgetInput = {
+  /** Id of the evidence addressed. */
   id: string;
   dry_run?: boolean;
 };
@@ -300,7 +310,9 @@ export type EvidenceForgetOutput = {
 
 /** Input of `evidence.get`: path, query and body fields in one object. */
 export type EvidenceGetInput = {
+  /** Id of the evidence addressed. */
   id: string;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
 };
 
@@ -313,6 +325,7 @@ export type EvidenceGetOutput = {
 
 /** Input of `evidence.verify`: path, query and body fields in one object. */
 export type EvidenceVerifyInput = {
+  /** Id of the evidence addressed. */
   id: string;
   expected_content_root_sha256: string;
   expected_excerpt_sha256: string;
@@ -345,7 +358,9 @@ export type InstallationsCreateOutput = {
 
 /** Input of `installations.list`: path, query and body fields in one object. */
 export type InstallationsListInput = {
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
 };
 
@@ -364,6 +379,7 @@ export type InstallationsListOutput = {
 
 /** Input of `installations.revoke`: path, query and body fields in one object. */
 export type InstallationsRevokeInput = {
+  /** Id of the product installation addressed. */
   id: string;
 };
 
@@ -393,6 +409,7 @@ export type MeGetOutput = {
 
 /** Input of `memories.attest`: path, query and body fields in one object. */
 export type MemoriesAttestInput = {
+  /** Id of the memory addressed. */
   id: string;
   evidence_ids: Array<string>;
   expected_generation: number;
@@ -408,6 +425,7 @@ export type MemoriesAttestOutput = {
 
 /** Input of `memories.correct`: path, query and body fields in one object. */
 export type MemoriesCorrectInput = {
+  /** Id of the memory addressed. */
   id: string;
   dry_run?: boolean;
   evidence_ids?: Array<string>;
@@ -448,6 +466,7 @@ export type MemoriesCreateOutput = {
 
 /** Input of `memories.forget`: path, query and body fields in one object. */
 export type MemoriesForgetInput = {
+  /** Id of the memory addressed. */
   id: string;
   dry_run?: boolean;
   expected_generation: number;
@@ -466,11 +485,13 @@ export type MemoriesForgetOutput = {
 
 /** Input of `memories.get`: path, query and body fields in one object. */
 export type MemoriesGetInput = {
+  /** Id of the memory addressed. */
   id: string;
   /** finite UTC Unix seconds, fractions allowed */
   as_of?: number;
   /** finite UTC Unix seconds, fractions allowed */
   known_at?: number;
+  /** Whether the view carries the evidence behind the revision. */
   include_evidence?: boolean;
 };
 
@@ -485,8 +506,11 @@ export type MemoriesGetOutput = {
 
 /** Input of `memories.history`: path, query and body fields in one object. */
 export type MemoriesHistoryInput = {
+  /** Id of the memory addressed. */
   id: string;
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
   /** finite UTC Unix seconds, fractions allowed */
   known_at?: number;
@@ -500,13 +524,17 @@ export type MemoriesHistoryOutput = {
 
 /** Input of `memories.list`: path, query and body fields in one object. */
 export type MemoriesListInput = {
+  /** Only items in this namespace. */
   namespace_id: string;
+  /** Only memories of this kind. */
   kind?: "claim" | "episode" | "procedure";
   /** finite UTC Unix seconds, fractions allowed */
   as_of?: number;
   /** finite UTC Unix seconds, fractions allowed */
   known_at?: number;
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
 };
 
@@ -530,6 +558,7 @@ export type NamespacesCreateOutput = {
 
 /** Input of `namespaces.get`: path, query and body fields in one object. */
 export type NamespacesGetInput = {
+  /** Id of the namespace addressed. */
   id: string;
 };
 
@@ -540,6 +569,7 @@ export type NamespacesGetOutput = {
 
 /** Input of `namespaces.grants.put`: path, query and body fields in one object. */
 export type NamespacesGrantsPutInput = {
+  /** Id of the namespace addressed. */
   id: string;
   grants: Array<{
     capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
@@ -557,8 +587,11 @@ export type NamespacesGrantsPutOutput = {
 
 /** Input of `namespaces.list`: path, query and body fields in one object. */
 export type NamespacesListInput = {
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
+  /** List the readable children of this namespace instead of the whole workspace. */
   parent_id?: string;
 };
 
@@ -570,6 +603,7 @@ export type NamespacesListOutput = {
 
 /** Input of `namespaces.update`: path, query and body fields in one object. */
 export type NamespacesUpdateInput = {
+  /** Id of the namespace addressed. */
   id: string;
   name: string;
 };
@@ -645,6 +679,7 @@ export type WebhooksCreateOutput = {
 
 /** Input of `webhooks.delete`: path, query and body fields in one object. */
 export type WebhooksDeleteInput = {
+  /** Id of the webhook addressed. */
   id: string;
 };
 
@@ -673,7 +708,9 @@ export type WebhooksDeleteOutput = {
 
 /** Input of `webhooks.list`: path, query and body fields in one object. */
 export type WebhooksListInput = {
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
 };
 
@@ -712,7 +749,9 @@ export type WorkspacesCreateOutput = {
 
 /** Input of `workspaces.list`: path, query and body fields in one object. */
 export type WorkspacesListInput = {
+  /** Items per page. */
   limit?: number;
+  /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
 };
 
@@ -728,6 +767,7 @@ export type WorkspacesListOutput = {
 
 /** Input of `workspaces.members.put`: path, query and body fields in one object. */
 export type WorkspacesMembersPutInput = {
+  /** Id of the workspace addressed. */
   id: string;
   members: Array<Member>;
 };

@@ -4,7 +4,8 @@ import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
 import { boundDetail, type Domain, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
 import type { Logger } from 'pino';
-import { GraphqlHandler, type GraphqlOptions } from './graphql/http';
+import { GRAPHIQL_ASSETS_PATH } from './graphql/graphiql-assets';
+import { GraphqlHandler, type GraphqlOptions, serveGraphiqlAsset } from './graphql/http';
 import { ERROR_DETAIL_HEADER, freshRequestId, RequestScope } from './http/request-scope';
 import { handleMcp } from './mcp/mcp-handler';
 import type { GatewayMetrics } from './metrics';
@@ -82,10 +83,8 @@ export function createApp(deps: AppDependencies): http.Server {
   const { domain, ledger, metrics, logger } = deps;
   const timeoutMs = deps.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
   const limits = deps.httpLimits ?? DEFAULT_HTTP_LIMITS;
-  const graphql = new GraphqlHandler(
-    { domain, logger, timeoutMs },
-    deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } },
-  );
+  const graphqlOptions = deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } };
+  const graphql = new GraphqlHandler({ domain, logger, timeoutMs }, graphqlOptions);
 
   async function route(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     const pathname = (req.url ?? '/').split('?')[0];
@@ -115,6 +114,10 @@ export function createApp(deps: AppDependencies): http.Server {
         // Agent tools (MCP Streamable HTTP); every tool call of the request shares its deadline.
         return handleMcp({ domain, logger }, req, res, scope);
       default:
+        // GraphiQL's scripts, styles and workers, named by content hash (no authentication).
+        if (pathname?.startsWith(GRAPHIQL_ASSETS_PATH)) {
+          return serveGraphiqlAsset(req, res, scope, graphqlOptions.graphiql.enabled);
+        }
         return handleRest(domain, req, res, scope);
     }
   }

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiClient, sha256Hex } from '@tms/testkit';
@@ -15,6 +16,39 @@ import { type Harness, startHarness } from './harness';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = path.join(ROOT, 'test-output', 'graphql-browser');
+
+/**
+ * Counts complete HTTP/1.1 messages on one connection. Every message here is framed by
+ * Content-Length (the gateway sets it on every answer; a 304 and a GET have no body).
+ */
+function messageCounter(): { count: number; push(chunk: Buffer): void } {
+  let pending = Buffer.alloc(0);
+  let bodyLeft = 0;
+  const counter = {
+    count: 0,
+    push(chunk: Buffer) {
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        if (bodyLeft > 0) {
+          const take = Math.min(bodyLeft, pending.length);
+          bodyLeft -= take;
+          pending = pending.subarray(take);
+          if (bodyLeft > 0) return;
+          counter.count += 1;
+          continue;
+        }
+        const end = pending.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const head = pending.subarray(0, end).toString('latin1');
+        pending = pending.subarray(end + 4);
+        const length = /^HTTP\/1\.1 304/.test(head) ? 0 : Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+        if (length === 0) counter.count += 1;
+        else bodyLeft = length;
+      }
+    },
+  };
+  return counter;
+}
 
 describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
   let h: Harness;
@@ -118,5 +152,103 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
     const screenshot = path.join(OUTPUT, 'graphiql-memory.png');
     await page.screenshot({ path: screenshot });
     expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000);
+  }, 180_000);
+
+  it('a second load with a warm cache moves under 100 KB of page and assets, and still runs a query', async () => {
+    // A loopback TCP relay in front of the gateway counts every byte the browser receives,
+    // whichever part of Chromium (page or worker) asked for it, and the HTTP messages each way,
+    // so a load is over when every request sent has its whole answer back.
+    let received = 0;
+    // Open connections: requests sent and answers received on each (a connection the browser
+    // closes, e.g. a worker script fetch it gave up, no longer waits for anything).
+    const connections = new Set<{ requests: { count: number }; answers: { count: number } }>();
+    const relay = net.createServer((browserSide) => {
+      const gatewaySide = net.connect(Number(new URL(h.url).port), '127.0.0.1');
+      const connection = { requests: messageCounter(), answers: messageCounter() };
+      connections.add(connection);
+      browserSide.on('data', (chunk: Buffer) => connection.requests.push(chunk));
+      gatewaySide.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        connection.answers.push(chunk);
+      });
+      browserSide.pipe(gatewaySide).pipe(browserSide);
+      const closeBoth = () => {
+        connections.delete(connection);
+        browserSide.destroy();
+        gatewaySide.destroy();
+      };
+      browserSide.on('close', closeBoth);
+      gatewaySide.on('close', closeBoth);
+      browserSide.on('error', closeBoth);
+      gatewaySide.on('error', closeBoth);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+
+    const page = await browser.newPage();
+    // GraphiQL keeps its tabs in localStorage and would open the next visit on a new, empty one:
+    // each visit starts without them. The HTTP cache, which this test is about, stays.
+    await page.addInitScript(() => {
+      try {
+        localStorage.clear();
+      } catch {
+        // about:blank has no storage.
+      }
+    });
+    let seen: string[] = [];
+    let apiAnswers: Promise<number>[] = [];
+    page.on('request', (request) => {
+      if (request.url().startsWith('http')) seen.push(`${request.method()} ${new URL(request.url()).pathname}`);
+    });
+    page.on('requestfinished', (request) => {
+      // GraphiQL's introspection query: an answer of the API, not part of the page.
+      if (request.method() === 'POST') {
+        apiAnswers.push(request.sizes().then((sizes) => sizes.responseHeadersSize + sizes.responseBodySize));
+      }
+    });
+    const settled = () =>
+      [...connections].every(({ requests, answers }) => requests.count === answers.count) &&
+      ['graphiql.', 'editor-worker.', 'json-worker.', 'graphql-worker.'].every((stem) =>
+        seen.some((request) => request.startsWith(`GET /graphql/assets/${stem}`)),
+      ) &&
+      apiAnswers.length >= 2;
+    // What a person sees (innerText); Monaco renders spaces as no-break spaces.
+    const visibleText = async (selector: string) =>
+      (
+        await page.evaluate(
+          // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is checked.
+          (s) => (document.querySelector(s) as HTMLElement | null)?.innerText ?? '',
+          selector,
+        )
+      ).replace(/\u00a0/g, ' ');
+    const responseText = () => visibleText('.graphiql-response');
+    const pageText = () => visibleText('body');
+    // One visit as a person makes it: open the page, run the example query, read the answer.
+    const visit = async () => {
+      received = 0;
+      seen = [];
+      apiAnswers = [];
+      await page.goto(`${origin}/graphql`);
+      await page.locator('.graphiql-execute-button').waitFor({ timeout: 60_000 });
+      await expect.poll(pageText, { timeout: 30_000 }).toContain('query Example');
+      await page.locator('.graphiql-execute-button').click();
+      await expect.poll(responseText, { timeout: 30_000 }).toContain('"callerKind": "session"');
+      await expect.poll(settled, { timeout: 60_000 }).toBe(true);
+      const api = (await Promise.all(apiAnswers)).reduce((sum, bytes) => sum + bytes, 0);
+      return { pageAndAssets: received - api, api };
+    };
+    try {
+      const first = await visit();
+      const second = await visit();
+      console.info(
+        `GraphiQL in chromium: page and assets ${first.pageAndAssets} bytes on the first load, ${second.pageAndAssets} on the second (API answers: introspection and the query, ${second.api})`,
+      );
+      expect(first.pageAndAssets).toBeGreaterThan(1_000_000);
+      expect(second.pageAndAssets).toBeLessThan(100_000);
+      expect(seen).toContain('GET /graphql');
+    } finally {
+      await page.close();
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+    }
   }, 180_000);
 });

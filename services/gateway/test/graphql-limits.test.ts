@@ -317,13 +317,14 @@ describe('GraphiQL (pglite)', () => {
   });
   afterAll(() => h?.close());
 
-  it('is served to browsers by default, with its assets inlined, and suggestions stay on outside production', async () => {
+  it('is served to browsers by default, its assets from the same origin, and suggestions stay on outside production', async () => {
     const page = await fetch(`${h.url}/graphql?workspace=ws_example`, { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     const html = await page.text();
     expect(html).toContain('YogaGraphiQL');
     expect(html).not.toMatch(/<script[^>]+src="https?:/);
+    expect(html).toMatch(/<script src="\/graphql\/assets\/graphiql\.[0-9a-f]{20}\.js"><\/script>/);
     expect(html).toContain('X-Service-Workspace');
     const owner = await h.human();
     const typo = await new GraphqlClient(h.url, await owner.token()).request('{ mee { callerKind } }');

@@ -7,6 +7,13 @@ import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
 import { readBody } from '../rest/body';
 import type { GraphQLContext } from './context';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
+import {
+  ASSET_CACHE_CONTROL,
+  chooseCoding,
+  GRAPHIQL_ASSETS_PATH,
+  graphiqlAssets,
+  matchesIfNoneMatch,
+} from './graphiql-assets';
 import { StreamSlots } from './streams';
 import { createGraphQLServer, type GraphQLServer } from './yoga';
 
@@ -211,4 +218,51 @@ function errorsOf(contentType: string | null, body: Buffer): { code: string | nu
   } catch {
     return none;
   }
+}
+/**
+ * GET (or HEAD) /graphql/assets/<name>.<hash>.<ext>: GraphiQL's static files, public and
+ * unauthenticated like any page asset (they hold no data). The body is brotli or gzip as
+ * `Accept-Encoding` allows, compressed once per process; each coding has its own strong ETag and
+ * a matching `If-None-Match` is answered 304. A name or hash the running version does not
+ * serve is `not_found`, as is every asset when GRAPHIQL=0.
+ */
+export async function serveGraphiqlAsset(
+  req: IncomingMessage,
+  res: ServerResponse,
+  scope: RequestScope,
+  enabled: boolean,
+): Promise<void> {
+  scope.operation = 'graphiql_asset';
+  const method = req.method ?? 'GET';
+  const file = (req.url ?? '').split('?')[0]?.slice(GRAPHIQL_ASSETS_PATH.length) ?? '';
+  if (!enabled) throw new DomainError('not_found');
+  if (method !== 'GET' && method !== 'HEAD') {
+    scope.allow = ['GET', 'HEAD'];
+    throw new DomainError('method_not_allowed');
+  }
+  const asset = (await graphiqlAssets()).find(file);
+  if (!asset) throw new DomainError('not_found');
+
+  const coding = chooseCoding(header(req, 'accept-encoding') ?? undefined);
+  const etag = asset.etag(coding);
+  const headers: Record<string, string> = {
+    'cache-control': ASSET_CACHE_CONTROL,
+    etag,
+    vary: 'Accept-Encoding',
+    'x-content-type-options': 'nosniff',
+    'x-request-id': scope.requestId,
+  };
+  if (matchesIfNoneMatch(header(req, 'if-none-match') ?? undefined, etag)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  const body = await asset.body(coding);
+  res.writeHead(200, {
+    ...headers,
+    'content-type': asset.contentType,
+    'content-length': String(body.length),
+    ...(coding === 'identity' ? {} : { 'content-encoding': coding }),
+  });
+  res.end(method === 'HEAD' ? undefined : body);
 }
