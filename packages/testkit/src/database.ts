@@ -7,6 +7,8 @@ export const ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0
 export interface TestDatabase {
   name: string;
   url: string;
+  /** The tables in its `public` schema (empty until something migrates it). */
+  tableNames(): Promise<string[]>;
   drop(): Promise<void>;
 }
 
@@ -24,6 +26,16 @@ export async function createTestDatabase(prefix = 'tms_test'): Promise<TestDatab
   return {
     name,
     url: url.toString(),
+    async tableNames() {
+      const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+      try {
+        const rows = await sql<{ table_name: string }[]>`
+          select table_name from information_schema.tables where table_schema = 'public' order by table_name`;
+        return rows.map((row) => row.table_name);
+      } finally {
+        await sql.end();
+      }
+    },
     async drop() {
       const sql = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
       try {

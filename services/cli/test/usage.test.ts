@@ -128,6 +128,24 @@ describe('svc usage (decisions §9)', () => {
     for (const run of [missing, badSeconds, stray, typo]) expect(run.envRead).toBe(false);
   });
 
+  it('`--help` on every command, given a real environment with a fresh database, creates no table', async () => {
+    const database = await createTestDatabase('tms_cli_help');
+    try {
+      const { parseEnv } = await import('../src/env');
+      const env = parseEnv({ DATABASE_URL: database.url });
+      const io: CliIo = { stdout: () => {}, stderr: () => {}, env: async () => env };
+      for (const path of PATHS) {
+        for (const flag of ['--help', '-h']) expect(await runCli([...path, flag], io)).toBe(0);
+      }
+      expect(await database.tableNames()).toEqual([]);
+      // The check could fail: a command that does run creates the tables.
+      expect(await runCli(['migrate'], io)).toBe(0);
+      expect(await database.tableNames()).toContain('commits');
+    } finally {
+      await database.drop();
+    }
+  });
+
   it('as a process: `svc migrate --help` leaves a fresh database untouched and `svc` alone exits 2', async () => {
     const database = await createTestDatabase('tms_cli_usage');
     try {
