@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Command } from '@commander-js/extra-typings';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ENV_KEYS as CLI_KEYS, parseEnv as parseCliEnv } from '../services/cli/src/env';
@@ -49,6 +48,7 @@ const compose = FILES[COMPOSE_FILE] as ComposeFile;
 const trial = FILES[TRIAL_FILE] as ComposeFile;
 const dockerfile = readText('Dockerfile');
 const readme = readText('README.md');
+// biome-ignore lint/suspicious/noTemplateCurlyInString: compose's interpolation, as written in the file
 const MASTER_KEY = '${MEILI_MASTER_KEY:-tms-dev-master-key-change-me}';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-deployment-'));
@@ -93,10 +93,6 @@ function imageCommand(): string[] {
 
 const appServices = (file: ComposeFile) =>
   Object.entries(file.services).filter(([, service]) => service.build !== undefined);
-/** Every app service of both files, named `file: service`. */
-const ALL_APP_SERVICES = Object.entries(FILES).flatMap(([file, parsed]) =>
-  appServices(parsed).map(([name, service]) => [`${file}: ${name}`, service] as const),
-);
 const ENV_OF_BUNDLE: Record<string, { keys: readonly string[]; parse: (env: Record<string, string>) => unknown }> = {
   gateway: { keys: GATEWAY_KEYS, parse: parseGatewayEnv },
   indexer: { keys: INDEXER_KEYS, parse: parseIndexerEnv },
@@ -144,7 +140,11 @@ function composeUses(text: string): ComposeUse[] {
   return uses;
 }
 
-type AnyCommand = Command<unknown[], Record<string, unknown>>;
+/** The part of a commander command the walk below reads. */
+interface AnyCommand {
+  name(): string;
+  readonly commands: readonly AnyCommand[];
+}
 const program = buildProgram({
   stdout: () => {},
   stderr: () => {},
@@ -157,7 +157,7 @@ function svcCommandExists(args: readonly string[]): boolean {
   for (const word of args) {
     // Options, or a leaf's own arguments, follow the command's name.
     if (word.startsWith('-') || command.commands.length === 0) break;
-    const sub = (command.commands as AnyCommand[]).find((candidate) => candidate.name() === word);
+    const sub = command.commands.find((candidate) => candidate.name() === word);
     if (!sub) return false;
     command = sub;
   }
@@ -216,12 +216,15 @@ describe.each(Object.keys(FILES))('%s', (file) => {
     expectUsesExist(uses, file);
   });
 
-  it.each(appServices(parsed))('%s starts a bundle that `pnpm build` makes, with node and no pnpm or tsx', (_, service) => {
-    const bundle = bundleOf(service);
-    expect(Object.keys(SERVICE_ENTRY_POINTS)).toContain(bundle);
-    const argv = [...(service.entrypoint ?? []), ...(service.command ?? [])].join(' ');
-    expect(argv).not.toMatch(/\b(pnpm|tsx|npx)\b/);
-  });
+  it.each(appServices(parsed))(
+    '%s starts a bundle that `pnpm build` makes, with node and no pnpm or tsx',
+    (_, service) => {
+      const bundle = bundleOf(service);
+      expect(Object.keys(SERVICE_ENTRY_POINTS)).toContain(bundle);
+      const argv = [...(service.entrypoint ?? []), ...(service.command ?? [])].join(' ');
+      expect(argv).not.toMatch(/\b(pnpm|tsx|npx)\b/);
+    },
+  );
 
   it.each(appServices(parsed))('%s is given only variables its service reads, with values it accepts', (_, service) => {
     const { keys, parse: parseEnv } = ENV_OF_BUNDLE[bundleOf(service)] ?? { keys: [], parse: () => null };

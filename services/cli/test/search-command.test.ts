@@ -100,7 +100,15 @@ describe.skipIf(!meiliUrl)('svc search create-key, against Meilisearch at MEILI_
     const admin = new MeilisearchProvider(url, masterKey, index);
     await admin.prepare();
     const gateway = new MeilisearchProvider(url, key, index);
-    const query = { workspaceId: 'ws_a', text: 'sky', namespaceIds: ['ns_1'], asOf: 1, knownAt: 1, limit: 10, offset: 0 };
+    const query = {
+      workspaceId: 'ws_a',
+      text: 'sky',
+      namespaceIds: ['ns_1'],
+      asOf: 1,
+      knownAt: 1,
+      limit: 10,
+      offset: 0,
+    };
     expect(await gateway.search(query)).toEqual([]);
     await expect(gateway.apply('ws_a', { upserts: [], deletes: ['rev_1'] })).rejects.toThrow(SearchUnavailableError);
     await expect(gateway.prepare()).rejects.toThrow(SearchUnavailableError);

@@ -80,7 +80,9 @@ describe('the gateway with MEILI_API_KEY_FILE', () => {
     const meili = http.createServer((req, res) => {
       requests.push(`${req.method} ${req.url} ${req.headers.authorization}`);
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ hits: [], query: '', processingTimeMs: 0, limit: 20, offset: 0, estimatedTotalHits: 0 }));
+      res.end(
+        JSON.stringify({ hits: [], query: '', processingTimeMs: 0, limit: 20, offset: 0, estimatedTotalHits: 0 }),
+      );
     });
     await new Promise<void>((resolve) => meili.listen(0, '127.0.0.1', resolve));
     const { port } = meili.address() as { port: number };
