@@ -45,8 +45,10 @@ WORKDIR /app
 COPY --from=build /app/dist ./dist
 # ...which resolve into the pruned production install (symlinks copied as they are).
 COPY --from=build /app/node_modules ./node_modules
-# The only directory the service writes to (DEV_AUTH keys, embedded PGlite when no DATABASE_URL).
-RUN mkdir -p /data && chown node:node /data
+# The directories the service writes to: /data (DEV_AUTH keys, embedded PGlite when no
+# DATABASE_URL) and /secrets (`svc search create-key --output`; a new volume mounted there takes
+# this owner, so the unprivileged user can write it).
+RUN mkdir -p /data /secrets && chown node:node /data /secrets
 ENV NODE_ENV=production \
     PORT=8080 \
     DATA_DIR=/data

@@ -1,14 +1,18 @@
 /**
- * The Dockerfile and docker-compose.yml, read as Docker would read them. No Docker engine runs
- * where this project is developed, so this is how they are kept correct: every service starts a
- * bundle that `pnpm build` makes, is given only variables its env module reads (with values it
- * accepts), and reports health; the image is a supported Node, non-root, under tini.
+ * The Dockerfile, docker-compose.yml and compose.trial.yaml, read as Docker would read them. No
+ * Docker engine runs where this project is developed, so this is how they are kept correct: every
+ * service starts a bundle that `pnpm build` makes, is given only variables its env module reads
+ * (with values it accepts), waits for what it needs and reports health; the gateway never holds
+ * the Meilisearch master key; the commands in the files' comments and in the README exist; the
+ * image is a supported Node, non-root, under tini.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ENV_KEYS as CLI_KEYS, parseEnv as parseCliEnv } from '../services/cli/src/env';
+import { buildProgram } from '../services/cli/src/program';
 import { ENV_KEYS as GATEWAY_KEYS, parseEnv as parseGatewayEnv } from '../services/gateway/src/env';
 import { ENV_KEYS as INDEXER_KEYS, parseEnv as parseIndexerEnv } from '../services/indexer/src/env';
 import { REPO_ROOT, SERVICE_ENTRY_POINTS } from './build';
@@ -22,12 +26,33 @@ interface ComposeService {
   healthcheck?: { test?: string[]; disable?: boolean };
   profiles?: string[];
   restart?: string;
+  volumes?: string[];
+  depends_on?: Record<string, { condition: string }>;
+}
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
 }
 
-const compose = parse(fs.readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, ComposeService>;
+const COMPOSE_FILE = 'docker-compose.yml';
+const TRIAL_FILE = 'compose.trial.yaml';
+const readText = (file: string) => fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
+const COMPOSE_TEXT: Record<string, string> = {
+  [COMPOSE_FILE]: readText(COMPOSE_FILE),
+  [TRIAL_FILE]: readText(TRIAL_FILE),
 };
-const dockerfile = fs.readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+const FILES: Record<string, ComposeFile> = Object.fromEntries(
+  Object.entries(COMPOSE_TEXT).map(([file, text]) => [file, parse(text, { merge: true }) as ComposeFile]),
+);
+const compose = FILES[COMPOSE_FILE] as ComposeFile;
+const trial = FILES[TRIAL_FILE] as ComposeFile;
+const dockerfile = readText('Dockerfile');
+const readme = readText('README.md');
+// biome-ignore lint/suspicious/noTemplateCurlyInString: compose's interpolation, as written in the file
+const MASTER_KEY = '${MEILI_MASTER_KEY:-tms-dev-master-key-change-me}';
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-deployment-'));
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
 /** `${VAR:-default}` becomes the default; `${VAR:?message}` (required) becomes a plausible value. */
 function interpolate(value: string | number): string {
@@ -38,13 +63,36 @@ function interpolate(value: string | number): string {
   });
 }
 
+/** The `ENV` of the Dockerfile's last stage: what every container starts with. */
+function imageEnvironment(): Record<string, string> {
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const block = /^ENV ((?:.*\\\n)*.*)$/m.exec(runtime)?.[1] ?? '';
+  return Object.fromEntries([...block.matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1] as string, m[2] as string]));
+}
+
+/**
+ * What a service's process sees: the image's ENV under the service's (interpolated) environment.
+ * A key file is replaced by one holding a key, as the search-keys service would have written it.
+ */
+function processEnvironment(service: ComposeService): Record<string, string> {
+  const environment: Record<string, string> = { ...imageEnvironment() };
+  for (const [name, value] of Object.entries(service.environment ?? {})) environment[name] = interpolate(value);
+  if (environment.MEILI_API_KEY_FILE) {
+    const file = path.join(scratch, path.basename(environment.MEILI_API_KEY_FILE));
+    fs.writeFileSync(file, 'search-key-value\n');
+    environment.MEILI_API_KEY_FILE = file;
+  }
+  return environment;
+}
+
 /** The JSON-array CMD of the Dockerfile's last stage. */
 function imageCommand(): string[] {
   const lines = dockerfile.split('\n').filter((line) => line.startsWith('CMD '));
   return JSON.parse((lines.at(-1) ?? 'CMD []').slice(4)) as string[];
 }
 
-const APP_SERVICES = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
+const appServices = (file: ComposeFile) =>
+  Object.entries(file.services).filter(([, service]) => service.build !== undefined);
 const ENV_OF_BUNDLE: Record<string, { keys: readonly string[]; parse: (env: Record<string, string>) => unknown }> = {
   gateway: { keys: GATEWAY_KEYS, parse: parseGatewayEnv },
   indexer: { keys: INDEXER_KEYS, parse: parseIndexerEnv },
@@ -60,28 +108,148 @@ function bundleOf(service: ComposeService): string {
   return path.basename(script, '.mjs');
 }
 
-describe('docker-compose.yml', () => {
-  it('runs the gateway, indexer, migrations and the CLI from the image', () => {
-    expect(APP_SERVICES.map(([name]) => name).sort()).toEqual(['gateway', 'indexer', 'migrate', 'svc']);
+/** A `docker compose ...` command: the file it names, the service it acts on, the `svc` arguments it runs. */
+interface ComposeUse {
+  line: string;
+  file: string | undefined;
+  service: string | undefined;
+  svcArgs: string[] | undefined;
+}
+
+const SERVICE_VERBS = new Set(['run', 'exec', 'logs', 'stop', 'start', 'restart']);
+const FLAGS_WITHOUT_VALUE = new Set(['--rm', '--no-deps', '-d', '-v', '--build', '-T']);
+
+function composeUses(text: string): ComposeUse[] {
+  const uses: ComposeUse[] = [];
+  for (const match of text.matchAll(/docker compose((?: -f \S+)?) ([^#`\n]*)/g)) {
+    const file = match[1]?.trim().slice(3) || undefined;
+    const [verb = '', ...words] = (match[2] ?? '').trim().split(/\s+/);
+    // A trailing `\` continues the command on the next line, which holds only its options.
+    const rest = words.filter((word) => !FLAGS_WITHOUT_VALUE.has(word) && word !== '\\');
+    let service: string | undefined;
+    let svcArgs: string[] | undefined;
+    if (SERVICE_VERBS.has(verb) && rest[0] && !rest[0].startsWith('-')) {
+      service = rest[0];
+      const argv = rest.slice(1);
+      if (service === 'svc' && verb === 'run') svcArgs = argv;
+      const script = argv.indexOf('dist/bin/svc.mjs');
+      if (script >= 0) svcArgs = argv.slice(script + 1);
+    }
+    uses.push({ line: match[0], file, service, svcArgs });
+  }
+  return uses;
+}
+
+/** The part of a commander command the walk below reads. */
+interface AnyCommand {
+  name(): string;
+  readonly commands: readonly AnyCommand[];
+}
+const program = buildProgram({
+  stdout: () => {},
+  stderr: () => {},
+  env: () => Promise.reject(new Error('not run')),
+}) as unknown as AnyCommand;
+
+/** Whether `svc <args>` names an operator command: its leading words reach a leaf, or ask for help. */
+function svcCommandExists(args: readonly string[]): boolean {
+  let command = program;
+  for (const word of args) {
+    // Options, or a leaf's own arguments, follow the command's name.
+    if (word.startsWith('-') || command.commands.length === 0) break;
+    const sub = command.commands.find((candidate) => candidate.name() === word);
+    if (!sub) return false;
+    command = sub;
+  }
+  return command.commands.length === 0 || args.includes('--help');
+}
+
+/** Every `docker compose` use names a file that exists, a service of it and an operator command that exists. */
+function expectUsesExist(uses: ComposeUse[], defaultFile: string): void {
+  for (const use of uses) {
+    const parsed = FILES[use.file ?? defaultFile];
+    expect(parsed, use.line).toBeDefined();
+    if (use.service) expect(Object.keys(parsed?.services ?? {}), use.line).toContain(use.service);
+    if (use.svcArgs) expect(svcCommandExists(use.svcArgs), use.line).toBe(true);
+  }
+}
+
+describe.each(Object.keys(FILES))('%s', (file) => {
+  const parsed = FILES[file] as ComposeFile;
+
+  it('every long-running service reports health (its own check or the image’s)', () => {
+    for (const [name, service] of Object.entries(parsed.services)) {
+      if (service.restart === 'no') continue;
+      const own = service.healthcheck && !service.healthcheck.disable;
+      const fromImage = service.build !== undefined && /^HEALTHCHECK /m.test(dockerfile);
+      expect(own || fromImage, name).toBeTruthy();
+    }
   });
 
-  it.each(APP_SERVICES)('%s starts a bundle that `pnpm build` makes, with node and no pnpm or tsx', (_, service) => {
-    const bundle = bundleOf(service);
-    expect(Object.keys(SERVICE_ENTRY_POINTS)).toContain(bundle);
-    const argv = [...(service.entrypoint ?? []), ...(service.command ?? [])].join(' ');
-    expect(argv).not.toMatch(/\b(pnpm|tsx|npx)\b/);
+  it('waits for a one-shot service to complete and for a long-running one to be healthy', () => {
+    for (const [name, service] of Object.entries(parsed.services)) {
+      for (const [dependency, { condition }] of Object.entries(service.depends_on ?? {})) {
+        const target = parsed.services[dependency];
+        expect(target, `${name} depends on ${dependency}`).toBeDefined();
+        const expected = target?.restart === 'no' ? 'service_completed_successfully' : 'service_healthy';
+        expect(condition, `${name} -> ${dependency}`).toBe(expected);
+      }
+    }
   });
 
-  it.each(APP_SERVICES)('%s is given only variables its service reads, with values it accepts', (_, service) => {
-    const environment = Object.fromEntries(
-      Object.entries(service.environment ?? {}).map(([name, value]) => [name, interpolate(value)]),
-    );
+  it('mounts only volumes it declares', () => {
+    for (const [name, service] of Object.entries(parsed.services)) {
+      for (const volume of service.volumes ?? []) {
+        expect(Object.keys(parsed.volumes ?? {}), `${name}: ${volume}`).toContain(volume.split(':')[0]);
+      }
+    }
+  });
+
+  it('its comments name this file, its services and operator commands that exist', () => {
+    const comments = (COMPOSE_TEXT[file] as string)
+      .split('\n')
+      .filter((line) => line.trimStart().startsWith('#'))
+      .join('\n');
+    const uses = composeUses(comments);
+    expect(uses.length).toBeGreaterThan(0);
+    for (const use of uses) expect(use.file ?? COMPOSE_FILE, use.line).toBe(file);
+    expectUsesExist(uses, file);
+  });
+
+  it.each(appServices(parsed))(
+    '%s starts a bundle that `pnpm build` makes, with node and no pnpm or tsx',
+    (_, service) => {
+      const bundle = bundleOf(service);
+      expect(Object.keys(SERVICE_ENTRY_POINTS)).toContain(bundle);
+      const argv = [...(service.entrypoint ?? []), ...(service.command ?? [])].join(' ');
+      expect(argv).not.toMatch(/\b(pnpm|tsx|npx)\b/);
+    },
+  );
+
+  it.each(appServices(parsed))('%s is given only variables its service reads, with values it accepts', (_, service) => {
     const { keys, parse: parseEnv } = ENV_OF_BUNDLE[bundleOf(service)] ?? { keys: [], parse: () => null };
-    const unknown = Object.keys(environment).filter(
+    const unknown = Object.keys(service.environment ?? {}).filter(
       (name) => !keys.includes(name) && !IMAGE_ONLY.has(name) && name !== 'NODE_ENV',
     );
     expect(unknown).toEqual([]);
-    expect(() => parseEnv(environment)).not.toThrow();
+    expect(() => parseEnv(processEnvironment(service))).not.toThrow();
+  });
+});
+
+describe('docker-compose.yml', () => {
+  it('runs the gateway, indexer, migrations, search keys and the CLI from the image', () => {
+    expect(appServices(compose).map(([name]) => name)).toEqual(['migrate', 'search-keys', 'gateway', 'indexer', 'svc']);
+  });
+
+  it('starts the gateway after the migrations and the search key, behind healthy stores', () => {
+    expect(compose.services.gateway?.depends_on).toEqual({
+      migrate: { condition: 'service_completed_successfully' },
+      'search-keys': { condition: 'service_completed_successfully' },
+      postgres: { condition: 'service_healthy' },
+      meilisearch: { condition: 'service_healthy' },
+    });
+    expect(compose.services['search-keys']?.depends_on).toEqual({ meilisearch: { condition: 'service_healthy' } });
+    expect(compose.services.indexer?.depends_on?.migrate?.condition).toBe('service_completed_successfully');
   });
 
   it('every process reading the search index sees the same one', () => {
@@ -91,6 +259,41 @@ describe('docker-compose.yml', () => {
     };
     expect(new Set(['gateway', 'indexer', 'migrate', 'svc'].map(search)).size).toBe(1);
     expect(search('gateway')).toBe('meilisearch http://meilisearch:7700');
+    expect(compose.services['search-keys']?.environment?.MEILI_URL).toBe('http://meilisearch:7700');
+  });
+
+  it('gives the gateway a search-only key, written by search-keys to a volume it mounts read-only', () => {
+    const gateway = compose.services.gateway as ComposeService;
+    const keys = compose.services['search-keys'] as ComposeService;
+    const command = keys.command ?? [];
+    expect(command.slice(0, 2)).toEqual(['search', 'create-key']);
+    expect(svcCommandExists(command)).toBe(true);
+    const output = command[command.indexOf('--output') + 1] as string;
+    const directory = path.posix.dirname(output);
+    expect(gateway.environment?.MEILI_API_KEY_FILE).toBe(output);
+    const mountOf = (service: ComposeService) =>
+      (service.volumes ?? []).find((volume) => volume.split(':')[1] === directory);
+    expect(mountOf(keys)).toBe(`search-keys:${directory}`);
+    expect(mountOf(gateway)).toBe(`search-keys:${directory}:ro`);
+    // The image makes the mount point the runtime user's, so a new volume there is writable by it.
+    const owned = /^RUN mkdir -p (.*) && chown node:node (.*)$/m.exec(dockerfile);
+    expect(owned?.[1]?.split(' ')).toContain(directory);
+    expect(owned?.[2]?.split(' ')).toContain(directory);
+  });
+
+  it('never gives the gateway the master key; those that write the index keep it', () => {
+    expect(compose.services.meilisearch?.environment?.MEILI_MASTER_KEY).toBe(MASTER_KEY);
+    const gateway = compose.services.gateway?.environment ?? {};
+    expect(Object.keys(gateway)).not.toContain('MEILI_MASTER_KEY');
+    expect(Object.keys(gateway)).not.toContain('MEILI_API_KEY');
+    for (const value of Object.values(gateway)) {
+      expect(String(value)).not.toContain('MEILI_MASTER_KEY');
+      expect(interpolate(value)).not.toBe(interpolate(MASTER_KEY));
+    }
+    for (const name of ['indexer', 'svc', 'search-keys']) {
+      expect(compose.services[name]?.environment?.MEILI_API_KEY, name).toBe(MASTER_KEY);
+    }
+    expect(compose.services.migrate?.environment?.MEILI_API_KEY).toBeUndefined();
   });
 
   it('the gateway leaves indexing to the indexer service, which has a health endpoint', () => {
@@ -99,12 +302,52 @@ describe('docker-compose.yml', () => {
     expect(indexer.HEALTHCHECK_URL).toBe(`http://127.0.0.1:${indexer.INDEXER_METRICS_PORT}/healthz`);
   });
 
-  it('every long-running service reports health (its own check or the image’s)', () => {
-    for (const [name, service] of Object.entries(compose.services)) {
-      if (service.restart === 'no') continue;
-      const own = service.healthcheck && !service.healthcheck.disable;
-      const fromImage = service.build !== undefined && /^HEALTHCHECK /m.test(dockerfile);
-      expect(own || fromImage, name).toBeTruthy();
+  it('keeps the operator CLI out of `docker compose up`', () => {
+    expect(compose.services.svc?.profiles).toEqual(['tools']);
+  });
+});
+
+describe('compose.trial.yaml', () => {
+  it('runs one gateway signing its own tokens on the embedded ledger, with no variable required', () => {
+    expect(appServices(trial).map(([name]) => name)).toEqual(['gateway']);
+    const environment = processEnvironment(trial.services.gateway as ComposeService);
+    expect(environment).toMatchObject({ DEV_AUTH: '1', NODE_ENV: 'development', DATA_DIR: '/data' });
+    expect(environment.DATABASE_URL).toBeUndefined();
+    // DEV_AUTH=1 under the image's NODE_ENV=production is refused: the trial must override it.
+    expect(imageEnvironment().NODE_ENV).toBe('production');
+    expect(() => parseGatewayEnv({ ...environment, NODE_ENV: 'production' })).toThrow(
+      'DEV_AUTH=1 is refused when NODE_ENV=production',
+    );
+    // `${VAR:?}` is checked when the file is read, whatever runs: a trial must start with none set.
+    expect(COMPOSE_TEXT[TRIAL_FILE]).not.toMatch(/\$\{[A-Z_]+:\?/);
+  });
+
+  it('keeps the ledger and the dev key on a volume', () => {
+    expect(trial.services.gateway?.volumes).toEqual(['trial-data:/data']);
+  });
+
+  it('tells how to get a dev token while the gateway runs', () => {
+    expect(composeUses(COMPOSE_TEXT[TRIAL_FILE] as string)).toContainEqual({
+      line: expect.stringContaining('exec gateway'),
+      file: TRIAL_FILE,
+      service: 'gateway',
+      svcArgs: ['token'],
+    });
+  });
+});
+
+describe('README', () => {
+  it('names both compose files, their services and operator commands that exist', () => {
+    const uses = composeUses(readme);
+    expect(new Set(uses.map((use) => use.file ?? COMPOSE_FILE))).toEqual(new Set([COMPOSE_FILE, TRIAL_FILE]));
+    expectUsesExist(uses, COMPOSE_FILE);
+  });
+
+  it('has a configuration row for every variable a compose file sets on the gateway', () => {
+    for (const parsed of Object.values(FILES)) {
+      for (const name of Object.keys(parsed.services.gateway?.environment ?? {})) {
+        expect(readme, name).toMatch(new RegExp(`^\\|.*\`${name}\``, 'm'));
+      }
     }
   });
 });

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
 import { DEFAULT_RATE_LIMITS, Domain, parseRateLimits, type RateLimitPolicy, rateLimiterFor } from '@tms/domain';
@@ -5,6 +6,59 @@ import { Ledger } from '@tms/ledger';
 import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
 import { webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
+
+/**
+ * The Meilisearch key, given as a value or (docker-secrets convention) as a file holding it. The
+ * file is read once, when the environment is parsed, so a missing or empty one stops the process
+ * at boot with the other configuration problems rather than at the first recall.
+ */
+export const meiliKeyEnvShape = {
+  MEILI_API_KEY: z.string().optional(),
+  MEILI_API_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((file, ctx): { file: string; key: string } | undefined => {
+      if (file === undefined) return undefined;
+      let text: string;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch (error) {
+        const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+        ctx.addIssue({ code: 'custom', message: `cannot read ${file} (${reason})` });
+        return z.NEVER;
+      }
+      // A trailing newline (`echo key > file`) is not part of the key.
+      const key = text.trim();
+      if (key === '') {
+        ctx.addIssue({ code: 'custom', message: `${file} is empty` });
+        return z.NEVER;
+      }
+      return { file, key };
+    }),
+};
+
+export interface MeiliKeyConfig {
+  MEILI_API_KEY?: string | undefined;
+  /** The file MEILI_API_KEY_FILE names and the key read from it at boot. */
+  MEILI_API_KEY_FILE?: { file: string; key: string } | undefined;
+}
+
+/** Cross-field rule of `meiliKeyEnvShape`: the key comes from one place. */
+export function checkMeiliKey(env: MeiliKeyConfig, ctx: z.RefinementCtx): void {
+  if (env.MEILI_API_KEY !== undefined && env.MEILI_API_KEY_FILE !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MEILI_API_KEY_FILE'],
+      message: 'set MEILI_API_KEY or MEILI_API_KEY_FILE, not both',
+    });
+  }
+}
+
+/** The Meilisearch key from whichever of MEILI_API_KEY / MEILI_API_KEY_FILE is set. */
+export function meiliApiKeyOf(config: MeiliKeyConfig): string | undefined {
+  return config.MEILI_API_KEY ?? config.MEILI_API_KEY_FILE?.key;
+}
 
 /**
  * The operator-contract variables every process that serves the domain reads: where the ledger
@@ -30,7 +84,7 @@ export const domainEnvShape = {
   NODE_ENV: z.string().default('development'),
   SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
   MEILI_URL: z.url().optional(),
-  MEILI_API_KEY: z.string().optional(),
+  ...meiliKeyEnvShape,
   ...webhookTargetEnvShape,
   // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
   RATE_LIMITS: z
@@ -44,7 +98,7 @@ export const domainEnvShape = {
     }),
 };
 
-export type DomainConfig = {
+export type DomainConfig = MeiliKeyConfig & {
   DATABASE_URL?: string | undefined;
   DATA_DIR: string;
   SESSION_ISSUER?: string | undefined;
@@ -59,7 +113,6 @@ export type DomainConfig = {
   NODE_ENV: string;
   SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
   MEILI_URL?: string | undefined;
-  MEILI_API_KEY?: string | undefined;
   /** `1`: webhooks may target loopback and private addresses (absent means no). */
   WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
   /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
@@ -94,6 +147,7 @@ export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
   if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
     ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
   }
+  checkMeiliKey(env, ctx);
 }
 
 /** The search provider SEARCH_PROVIDER names, over this ledger. */
@@ -102,7 +156,7 @@ export function searchProviderFor(config: DomainConfig, ledger: Ledger): SearchP
     case 'postgres':
       return new PostgresSearchProvider(ledger.handle.db);
     case 'meilisearch':
-      return new MeilisearchProvider(config.MEILI_URL as string, config.MEILI_API_KEY);
+      return new MeilisearchProvider(config.MEILI_URL as string, meiliApiKeyOf(config));
     case 'none':
       return new NoSearchProvider();
   }

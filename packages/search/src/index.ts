@@ -1,6 +1,7 @@
 export { Indexer, type IndexerOptions } from './indexer';
 export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
-export { MeilisearchProvider } from './meilisearch-provider';
+export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
+export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
 export { indexerMetrics } from './metrics';
 export { NoSearchProvider } from './none-provider';
 export { PostgresSearchProvider } from './postgres-provider';

@@ -23,6 +23,9 @@ interface MeiliDocument {
   recorded_until_open: boolean;
 }
 
+/** The index recall searches and the indexer writes (the gateway's search key is limited to it). */
+export const MEILI_INDEX_UID = 'tms_memories';
+
 const quote = (value: string) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 
 /**
@@ -37,7 +40,7 @@ export class MeilisearchProvider implements SearchProvider {
   constructor(
     url: string,
     apiKey: string | undefined,
-    private readonly indexUid = 'tms_memories',
+    private readonly indexUid = MEILI_INDEX_UID,
     private readonly timeoutMs = 5000,
   ) {
     this.client = new Meilisearch({ host: url, apiKey, timeout: timeoutMs });

@@ -191,6 +191,37 @@ function indexCommands(program: Command, io: CliIo): void {
     );
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuid(value: string): string {
+  if (!UUID.test(value)) throw new InvalidArgumentError('takes a UUID (Meilisearch key uids are UUIDs)');
+  return value;
+}
+
+function searchCommands(program: Command, io: CliIo): void {
+  const search = program.command('search').description('the Meilisearch server behind recall');
+  search
+    .command('create-key')
+    .description(
+      "create (or find) the gateway's search-only Meilisearch key and write it to a file (MEILI_API_KEY_FILE); needs MEILI_URL and the master key in MEILI_API_KEY",
+    )
+    .requiredOption('--output <file>', 'write the key here (mode 600, replaced whole)')
+    .option('--uid <uuid>', 'the key uid (the same uid gives the same key)', uuid)
+    .option(
+      '--index <uid>',
+      'an index it may search, repeatable or comma-separated (default: the one recall uses, tms_memories)',
+      (value, previous: string[] | undefined) => [...(previous ?? []), ...commaList(value)],
+    )
+    .action(
+      act(io, async (env, options) => {
+        const { createSearchKey } = await import('./search-command');
+        const { MEILI_INDEX_UID } = await import('@tms/search');
+        const indexes = options.index?.length ? options.index : [MEILI_INDEX_UID];
+        return createSearchKey(env, { output: options.output, uid: options.uid, indexes });
+      }),
+    );
+}
+
 /**
  * The operator CLI (decisions §9). Every command answers `--help`/`-h` and does nothing else; a
  * wrong argument is reported with the command's usage and exit code 2 (see `runCli`).
@@ -249,6 +280,7 @@ export function buildProgram(io: CliIo): Command {
       }),
     );
   indexCommands(program, io);
+  searchCommands(program, io);
   program
     .command('export')
     .description("the workspace's ledger (or a namespace subtree) as NDJSON in sequence order; progress on stderr")

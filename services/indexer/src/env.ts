@@ -1,3 +1,4 @@
+import { checkMeiliKey, meiliKeyEnvShape } from '@tms/composition';
 import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
@@ -6,7 +7,8 @@ const schema = z
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
     SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
     MEILI_URL: z.url().optional(),
-    MEILI_API_KEY: z.string().optional(),
+    // MEILI_API_KEY or MEILI_API_KEY_FILE: read as the gateway reads them.
+    ...meiliKeyEnvShape,
     INDEXER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
     INDEXER_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     /** Port of the indexer's own /metrics and /healthz; 0 picks one, unset serves none. */
@@ -23,6 +25,7 @@ const schema = z
     if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
       ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
     }
+    checkMeiliKey(env, ctx);
   });
 
 export type IndexerEnv = z.infer<typeof schema>;
