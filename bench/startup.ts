@@ -61,7 +61,9 @@ async function measure(env: Record<string, string>): Promise<{ readyMs: number; 
 
 await buildServices();
 const auth = { DEV_AUTH: '1' };
-console.log(`machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, load ${os.loadavg()[0]?.toFixed(1)}`);
+console.log(
+  `machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, load ${os.loadavg()[0]?.toFixed(1)}`,
+);
 for (let round = 1; round <= ROUNDS; round += 1) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-startup-'));
   try {
