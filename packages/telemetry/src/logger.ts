@@ -26,7 +26,7 @@ function traceFields(): Record<string, string> {
 
 /**
  * The one log schema of the gateway, the indexer and `svc mcp` (docs/semantics.md, "Logs"):
- * JSON lines with `time` (ISO 8601, UTC), `level` (its name), `msg`, `service`, `pid`, then the
+ * JSON lines with `time` (ISO 8601, UTC), `level` (pino's number: 10 trace .. 60 fatal), `msg`, `service`, `pid`, then the
  * line's own fields (`request_id`, `trace_id`, `span_id`, `err`, ...).
  */
 export function createLogger(settings: LoggerSettings, destination?: DestinationStream): Logger {
@@ -34,7 +34,6 @@ export function createLogger(settings: LoggerSettings, destination?: Destination
     level: settings.level,
     base: { service: settings.service, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
     mixin: traceFields,
     ...(settings.redact ? { redact: settings.redact } : {}),
   };

@@ -76,7 +76,7 @@ describe('the search index on Postgres (decisions §9)', () => {
     const stalled = () => harness.logs.filter((line) => line.includes('search index stalled'));
     await until(() => stalled().length > 0, 'the stall warning');
     const warning = JSON.parse(stalled()[0] ?? '{}');
-    expect(warning.level).toBe('warn');
+    expect(warning.level).toBe(40);
     expect(warning.stalled_workspaces).toBeGreaterThanOrEqual(1);
     expect(warning.lag_commits).toBeGreaterThanOrEqual(3);
 

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { activeTracing } from '@tms/telemetry';
+import { startGatewayProcess } from '@tms/testkit/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness';
 
@@ -159,6 +160,40 @@ describe('traces over OTLP/HTTP', () => {
     expect(attribute(operation?.attributes, 'graphql.operation.name')).toBe('Recent');
     const statements = spans.filter((span) => attribute(span.attributes, 'db.system') === 'postgresql');
     expect(statements.some((statement) => statement.parentSpanId === operation?.spanId)).toBe(true);
+  });
+});
+
+describe('a gateway process', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let h: Harness;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    h = await startHarness({ driver: 'postgres' });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await receiver?.close();
+  });
+
+  it('reads the OTEL_ variables and sends its queued spans when it stops', async () => {
+    const gateway = await startGatewayProcess('traced', {
+      DATABASE_URL: h.database?.url as string,
+      ...h.issuer.env(),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'tms-gateway-traced',
+    });
+    const traceId = hex(16);
+    try {
+      const res = await fetch(`${gateway.url}/healthz`, { headers: { traceparent: `00-${traceId}-${hex(8)}-01` } });
+      expect(res.status).toBe(200);
+    } finally {
+      // SIGTERM: the batch processor's queue (sent every 5 s otherwise) is flushed before exit.
+      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+    }
+    const spans = receiver.spans.filter((span) => span.traceId === traceId);
+    expect(spans.map((span) => [span.name, span.service])).toEqual([['GET healthz', 'tms-gateway-traced']]);
+    const line = gateway.logs.find((l) => l.msg === 'request' && l.operation === 'healthz');
+    expect(line?.trace_id).toBe(traceId);
   });
 });
 
