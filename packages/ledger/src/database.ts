@@ -73,6 +73,7 @@ function traced(query: PendingQuery, text: string): PendingQuery {
   // postgres.js runs a query when it is first awaited; the span ends when that settles.
   type Settle = ((value: unknown) => unknown) | null | undefined;
   const then = query.then.bind(query) as unknown as (fulfilled: Settle, rejected: Settle) => Promise<unknown>;
+  // biome-ignore lint/suspicious/noThenProperty: wraps the query's own `then` (it stays a promise)
   query.then = ((onFulfilled: Settle, onRejected: Settle) =>
     then(
       (value) => {
