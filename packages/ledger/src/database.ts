@@ -55,8 +55,6 @@ const MAX_PREPARED_TEXTS = 2000;
 type PostgresClient = ReturnType<typeof postgres>;
 type PendingQuery = ReturnType<PostgresClient['unsafe']>;
 
-const tracer = trace.getTracer('tms-ledger');
-
 /**
  * A child span for a statement run while a recording span is active (a traced request): the
  * statement text as sent, with `$n` placeholders and never the parameter values. Untraced work
@@ -66,7 +64,8 @@ function traced(query: PendingQuery, text: string): PendingQuery {
   const parent = trace.getActiveSpan();
   if (parent === undefined || !parent.isRecording()) return query;
   const verb = text.trimStart().split(/\s/, 1)[0]?.toLowerCase() || 'statement';
-  const span = tracer.startSpan(verb, {
+  // Asked each time, not cached: a cached tracer would outlive a tracer provider that was replaced.
+  const span = trace.getTracer('tms-ledger').startSpan(verb, {
     kind: SpanKind.CLIENT,
     attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'db.query.text': text },
   });

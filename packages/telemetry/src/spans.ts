@@ -8,8 +8,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-
-const tracer = trace.getTracer('tms');
+import { currentTracer } from './tracing';
 
 export interface RequestOutcome {
   /** The operation name the request resolved to (`memories.create`, `graphql`, `healthz`, ...). */
@@ -32,7 +31,7 @@ export interface ServerSpan {
  */
 export function startServerSpan(method: string | undefined, headers: IncomingHttpHeaders): ServerSpan {
   const parent = propagation.extract(ROOT_CONTEXT, headers);
-  const span = tracer.startSpan(
+  const span = currentTracer().startSpan(
     method ?? 'HTTP',
     { kind: SpanKind.SERVER, attributes: { 'http.request.method': method ?? '_OTHER' } },
     parent,
@@ -58,7 +57,7 @@ export function startServerSpan(method: string | undefined, headers: IncomingHtt
 
 /** Run `fn` inside a child span of the active one (a GraphQL operation); ended when it settles. */
 export async function inSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+  return currentTracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await fn();
     } catch (error) {

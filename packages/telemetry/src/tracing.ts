@@ -1,4 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, propagation, type Tracer, trace } from '@opentelemetry/api';
 
 export interface TracingSettings {
   /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL; spans go to `<endpoint>/v1/traces`. */
@@ -26,6 +26,13 @@ const OFF: Tracing = {
 };
 
 let current: Tracing = OFF;
+/** The gateway's tracer: the no-op API's until tracing starts, the provider's while it runs. */
+let tracer: Tracer = trace.getTracer('tms');
+
+/** The tracer for the gateway's own spans (requests, GraphQL operations). */
+export function currentTracer(): Tracer {
+  return tracer;
+}
 
 /** The process's tracing, as `startTracing` set it up (off until then). */
 export function activeTracing(): Tracing {
@@ -62,6 +69,7 @@ export async function startTracing(settings: TracingSettings): Promise<Tracing> 
   context.setGlobalContextManager(new asyncHooks.AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
+  tracer = provider.getTracer('tms');
   current = {
     enabled: true,
     exportUrl: url,
@@ -75,6 +83,7 @@ export async function startTracing(settings: TracingSettings): Promise<Tracing> 
         propagation.disable();
         context.disable();
         current = OFF;
+        tracer = trace.getTracer('tms');
       }
     },
   };

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Indexer, PostgresSearchProvider } from '@tms/search';
 import { activeTracing } from '@tms/telemetry';
 import { startGatewayProcess } from '@tms/testkit/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +161,39 @@ describe('traces over OTLP/HTTP', () => {
     expect(attribute(operation?.attributes, 'graphql.operation.name')).toBe('Recent');
     const statements = spans.filter((span) => attribute(span.attributes, 'db.system') === 'postgresql');
     expect(statements.some((statement) => statement.parentSpanId === operation?.spanId)).toBe(true);
+  });
+});
+
+describe('index batches', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let h: Harness;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    h = await startHarness({ driver: 'postgres', env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await receiver?.close();
+  });
+
+  it('are a span each, with their statements as children', async () => {
+    const { id: workspaceId, api } = await h.workspace();
+    const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'indexed' })).body.namespace;
+    await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: 'indexed once', valid_from: 0 });
+    const ledger = h.gateway.ledger;
+    const indexer = new Indexer(ledger, new PostgresSearchProvider(ledger.handle.db));
+    expect(await indexer.catchUp()).toBeGreaterThanOrEqual(3);
+    await activeTracing().flush();
+    const batch = receiver.spans.find(
+      (span) =>
+        span.name === 'index batch' &&
+        attribute(span.attributes, 'tms.workspace_id') === workspaceId &&
+        Number(attribute(span.attributes, 'tms.commits')) >= 3,
+    );
+    expect(batch?.parentSpanId ?? '').toBe('');
+    const statements = receiver.spans.filter((span) => span.parentSpanId === batch?.spanId);
+    expect(statements.length).toBeGreaterThanOrEqual(3);
+    for (const statement of statements) expect(attribute(statement.attributes, 'db.system')).toBe('postgresql');
   });
 });
 
