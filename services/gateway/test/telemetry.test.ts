@@ -162,21 +162,8 @@ describe('traces over OTLP/HTTP', () => {
     const statements = spans.filter((span) => attribute(span.attributes, 'db.system') === 'postgresql');
     expect(statements.some((statement) => statement.parentSpanId === operation?.spanId)).toBe(true);
   });
-});
 
-describe('index batches', () => {
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let h: Harness;
-  beforeAll(async () => {
-    receiver = await startReceiver();
-    h = await startHarness({ driver: 'postgres', env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
-  });
-  afterAll(async () => {
-    await h?.close();
-    await receiver?.close();
-  });
-
-  it('are a span each, with their statements as children', async () => {
+  it('makes an index batch a span, with its statements as children', async () => {
     const { id: workspaceId, api } = await h.workspace();
     const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'indexed' })).body.namespace;
     await api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: 'indexed once', valid_from: 0 });
