@@ -1,7 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
-import { DEFAULT_RATE_LIMITS, Domain, parseRateLimits, type RateLimitPolicy, rateLimiterFor } from '@tms/domain';
+import {
+  DEFAULT_RATE_LIMITS,
+  Domain,
+  type DomainObserver,
+  parseRateLimits,
+  type RateLimitPolicy,
+  rateLimiterFor,
+} from '@tms/domain';
 import { Ledger } from '@tms/ledger';
 import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
 import { webhookTargetEnvShape } from '@tms/webhooks';
@@ -167,6 +174,8 @@ export interface ComposeOptions {
   onQuery?: (sqlText: string) => void;
   /** Who opens the embedded ledger (`gateway`, `svc mcp`, ...): named to the processes it refuses. */
   holder?: string;
+  /** Told the domain's outcomes (the gateway's recall counter). */
+  observer?: DomainObserver;
 }
 
 export interface ComposedDomain {
@@ -233,6 +242,7 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
       rateLimiter: rateLimiterFor(config.RATE_LIMITS ?? null),
       allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',
+      observer: options.observer,
     });
     return { domain, ledger, devIssuer, embedded, search };
   } catch (error) {

@@ -13,6 +13,17 @@ export interface DomainSettings {
   allowPrivateWebhookTargets: boolean;
 }
 
+/** How a recall answered (decisions §5): the `status` of its output. */
+export type RecallStatus = 'complete' | 'partial' | 'pending' | 'degraded';
+
+/**
+ * Outcomes the rules report to whoever composed the domain (the gateway counts them on its
+ * /metrics), once per answer whichever transport asked.
+ */
+export interface DomainObserver {
+  recall?(status: RecallStatus): void;
+}
+
 /** What an operation handler gets besides its validated input. */
 export interface HandlerContext {
   caller: Caller;
@@ -27,6 +38,7 @@ export interface HandlerContext {
   /** The search provider for recall, or null when none is configured. */
   search: SearchProvider | null;
   settings: DomainSettings;
+  observer: DomainObserver;
   /**
    * Allocate this write's commit (sequence and recorded_at) and record it. Call it late:
    * the workspace head stays locked until the transaction ends.

@@ -21,7 +21,7 @@ import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
 import { CommitWatch } from './commit-watch';
-import type { DomainSettings, HandlerContext } from './context';
+import type { DomainObserver, DomainSettings, HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { describeIssues, invalidInput } from './error-detail';
@@ -94,12 +94,15 @@ export interface DomainOptions {
   rateLimiter?: RateLimiter | null;
   /** WEBHOOKS_ALLOW_PRIVATE=1 (default off). */
   allowPrivateWebhookTargets?: boolean;
+  /** Told the outcome of each recall (metrics); none: nobody listens. */
+  observer?: DomainObserver;
 }
 
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
   private readonly rateLimiter: RateLimiter | null;
   private readonly settings: DomainSettings;
+  private readonly observer: DomainObserver;
   /** Per-workspace group commit (Postgres only: PGlite has one connection and runs serially). */
   private readonly groupCommits: GroupCommitter | null;
   /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
@@ -116,6 +119,7 @@ export class Domain {
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
     this.settings = { allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false };
+    this.observer = options.observer ?? {};
     this.groupCommits = ledger.driver === 'postgres' ? GroupCommitter.of(ledger) : null;
     this.commitWatch = new CommitWatch(ledger);
   }
@@ -449,6 +453,7 @@ export class Domain {
       deadline: meta.deadline ?? null,
       commitWatch: this.commitWatch,
       settings: this.settings,
+      observer: this.observer,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         if (groupCommit) return groupCommit(workspaceId, subjectIds);

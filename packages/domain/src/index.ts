@@ -1,7 +1,8 @@
 export type { Caller } from './caller';
 export { CommitWatch, type NextCommit } from './commit-watch';
+export type { DomainObserver, RecallStatus } from './context';
 export { Deadline, deadlinePassed } from './deadline';
-export { Domain, type OperationResult, type RawInput, type RequestMeta } from './domain';
+export { Domain, type DomainOptions, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export {
   boundDetail,
   describeIssues,

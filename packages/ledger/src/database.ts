@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -52,6 +53,41 @@ export interface DatabaseHandle {
 const MAX_PREPARED_TEXTS = 2000;
 
 type PostgresClient = ReturnType<typeof postgres>;
+type PendingQuery = ReturnType<PostgresClient['unsafe']>;
+
+/**
+ * A child span for a statement run while a recording span is active (a traced request): the
+ * statement text as sent, with `$n` placeholders and never the parameter values. Untraced work
+ * (tracing off, background loops) gets no span and no extra work but one lookup.
+ */
+function traced(query: PendingQuery, text: string): PendingQuery {
+  const parent = trace.getActiveSpan();
+  if (parent === undefined || !parent.isRecording()) return query;
+  const verb = text.trimStart().split(/\s/, 1)[0]?.toLowerCase() || 'statement';
+  // Asked each time, not cached: a cached tracer would outlive a tracer provider that was replaced.
+  const span = trace.getTracer('tms-ledger').startSpan(verb, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'db.query.text': text },
+  });
+  // postgres.js runs a query when it is first awaited; the span ends when that settles.
+  type Settle = ((value: unknown) => unknown) | null | undefined;
+  const then = query.then.bind(query) as unknown as (fulfilled: Settle, rejected: Settle) => Promise<unknown>;
+  // biome-ignore lint/suspicious/noThenProperty: wraps the query's own `then` (it stays a promise)
+  query.then = ((onFulfilled: Settle, onRejected: Settle) =>
+    then(
+      (value) => {
+        span.end();
+        return onFulfilled ? onFulfilled(value) : value;
+      },
+      (error: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        span.end();
+        if (onRejected) return onRejected(error);
+        throw error;
+      },
+    )) as unknown as PendingQuery['then'];
+  return query;
+}
 
 /**
  * Drizzle asks postgres.js not to prepare (`prepare: false`) any statement not built with
@@ -87,9 +123,12 @@ function preparingClient(client: PostgresClient, preparedTexts: Set<string>): Po
         return (text: string, parameters?: unknown, queryOptions?: { prepare?: boolean }) =>
           // Only parameterised texts: one without parameters already goes in one round trip,
           // and may carry literals (`set local statement_timeout = 1234`) that differ each time.
-          queryOptions?.prepare === false && Array.isArray(parameters) && parameters.length > 0 && shouldPrepare(text)
-            ? target.unsafe(text, parameters as never, { ...queryOptions, prepare: true })
-            : target.unsafe(text, parameters as never, queryOptions as never);
+          traced(
+            queryOptions?.prepare === false && Array.isArray(parameters) && parameters.length > 0 && shouldPrepare(text)
+              ? target.unsafe(text, parameters as never, { ...queryOptions, prepare: true })
+              : target.unsafe(text, parameters as never, queryOptions as never),
+            text,
+          );
       }
       if ((property === 'begin' || property === 'savepoint') && typeof value === 'function') {
         return wrapCallbackClient(value as (...args: unknown[]) => unknown);

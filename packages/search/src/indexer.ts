@@ -1,3 +1,4 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { COMMIT_CHANNEL, type Ledger, type RevisionRow, type Stores } from '@tms/ledger';
 import type { SearchDocument, SearchProvider } from './provider';
 
@@ -83,7 +84,30 @@ export class Indexer {
    * is reported (`onBatch`: logs, metrics) only once its advance has committed, so a process
    * killed mid-batch never claims a batch that another indexer will do again.
    */
-  async indexBatch(workspaceId: string): Promise<number> {
+  indexBatch(workspaceId: string): Promise<number> {
+    // A span per batch when tracing is on (the no-op API otherwise): its statements are its
+    // children. The tracer is asked each time, so it follows a replaced tracer provider.
+    return trace
+      .getTracer('tms-indexer')
+      .startActiveSpan(
+        'index batch',
+        { attributes: { 'tms.workspace_id': workspaceId, 'tms.search_provider': this.provider.name } },
+        async (span) => {
+          try {
+            const commits = await this.indexBatchTraced(workspaceId);
+            span.setAttribute('tms.commits', commits);
+            return commits;
+          } catch (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      );
+  }
+
+  private async indexBatchTraced(workspaceId: string): Promise<number> {
     const report = this.exclusive
       ? await this.ledger.transaction(async (stores) =>
           (await stores.indexState.tryClaim(workspaceId)) ? this.batch(stores, workspaceId) : null,

@@ -1,27 +1,8 @@
-import { type AgentLogger, createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
+import { createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
 import { composeDomain } from '@tms/composition';
 import { DomainError } from '@tms/domain';
+import { createLogger } from '@tms/telemetry';
 import type { CliEnv } from './env';
-
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
-/** JSON lines on stderr: stdout carries nothing but MCP messages. */
-function stderrLogger(level: CliEnv['LOG_LEVEL']): AgentLogger & { info(details: object, message: string): void } {
-  const threshold = level === 'silent' ? Number.POSITIVE_INFINITY : LEVELS.indexOf(level);
-  const write = (name: (typeof LEVELS)[number]) => (details: object, message: string) => {
-    if (LEVELS.indexOf(name) < threshold) return;
-    const err = (details as { err?: unknown }).err;
-    const record = {
-      level: name,
-      time: Date.now(),
-      msg: message,
-      ...details,
-      ...(err instanceof Error ? { err: { type: err.name, message: err.message, stack: err.stack } } : {}),
-    };
-    process.stderr.write(`${JSON.stringify(record)}\n`);
-  };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
-}
 
 /**
  * `svc mcp`: the agent tools over stdio, acting as the holder of TMS_TOKEN in TMS_WORKSPACE.
@@ -31,7 +12,8 @@ function stderrLogger(level: CliEnv['LOG_LEVEL']): AgentLogger & { info(details:
 export async function serveMcpStdio(env: CliEnv): Promise<void> {
   const token = env.TMS_TOKEN;
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
-  const logger = stderrLogger(env.LOG_LEVEL);
+  // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
+  const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
   const { domain, ledger } = await composeDomain(env, { holder: 'svc mcp' });
   try {
     try {

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
 import { boundDetail, type Domain, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
+import { type ServerSpan, startServerSpan } from '@tms/telemetry';
 import type { Logger } from 'pino';
 import { GRAPHIQL_ASSETS_PATH } from './graphql/graphiql-assets';
 import { GraphqlHandler, type GraphqlOptions, serveGraphiqlAsset } from './graphql/http';
@@ -155,36 +156,44 @@ export function createApp(deps: AppDependencies): http.Server {
     },
     (req, res) => {
       const scope = new RequestScope(req, timeoutMs);
-      route(req, res, scope)
-        .catch((error: unknown) => {
-          if (res.headersSent) return;
-          if (error instanceof DomainError) {
-            const detail = publicDetail(error);
-            if (detail !== null) {
-              logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, 'invalid_input');
-            }
-            return scope.sendError(res, error.code, error.retryAfterSeconds, detail);
-          }
-          if (isDatabaseUnavailable(error)) {
-            logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
-            return scope.sendError(res, 'unavailable', 1);
-          }
-          logger.error({ request_id: scope.requestId, operation: scope.operation, err: error }, 'internal error');
-          return scope.sendError(res, 'internal');
-        })
-        .finally(() => {
-          scope.deadline.clear();
-          logRequest({
-            requestId: scope.requestId,
-            method: req.method,
-            operation: scope.operation,
-            status: res.statusCode,
-            code: scope.code,
-            seconds: (performance.now() - scope.startedAt) / 1000,
-          });
-        });
+      // The request's server span (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT): everything
+      // below, log lines and SQL statements included, runs inside it.
+      const span = startServerSpan(req.method, req.headers);
+      span.run(() => serve(req, res, scope, span));
     },
   );
+
+  function serve(req: IncomingMessage, res: ServerResponse, scope: RequestScope, span: ServerSpan): void {
+    route(req, res, scope)
+      .catch((error: unknown) => {
+        if (res.headersSent) return;
+        if (error instanceof DomainError) {
+          const detail = publicDetail(error);
+          if (detail !== null) {
+            logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, 'invalid_input');
+          }
+          return scope.sendError(res, error.code, error.retryAfterSeconds, detail);
+        }
+        if (isDatabaseUnavailable(error)) {
+          logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
+          return scope.sendError(res, 'unavailable', 1);
+        }
+        logger.error({ request_id: scope.requestId, operation: scope.operation, err: error }, 'internal error');
+        return scope.sendError(res, 'internal');
+      })
+      .finally(() => {
+        scope.deadline.clear();
+        logRequest({
+          requestId: scope.requestId,
+          method: req.method,
+          operation: scope.operation,
+          status: res.statusCode,
+          code: scope.code,
+          seconds: (performance.now() - scope.startedAt) / 1000,
+        });
+        span.end({ operation: scope.operation, status: res.statusCode, code: scope.code, requestId: scope.requestId });
+      });
+  }
   server.maxConnections = limits.maxConnections;
 
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {

@@ -13,6 +13,10 @@ const schema = z
     HOST: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GRAPHIQL: z.enum(['0', '1']).optional(),
+    /** OpenTelemetry: traces go to `<endpoint>/v1/traces` over OTLP/HTTP (JSON) when set; unset, none are made. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+    /** The `service.name` of its spans and the `service` of its log lines. */
+    OTEL_SERVICE_NAME: z.string().min(1).default('tms-gateway'),
     /** Run the indexer inside the gateway (the default, on either ledger) or as its own service. */
     INDEXER: z.enum(['embedded', 'external']).default('embedded'),
     /** Commits that wait this long for an indexer make the gateway warn (decisions §9: 30 s). */

@@ -3,8 +3,9 @@ import type { DevIssuer } from '@tms/auth';
 import { composeDomain } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
 import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
+import { createLogger, startTracing } from '@tms/telemetry';
 import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApp } from './app';
 import type { GatewayEnv } from './env';
 import { GatewayMetrics } from './metrics';
@@ -88,13 +89,21 @@ function embeddedDeliveries(ledger: Ledger, env: GatewayEnv, metrics: GatewayMet
 /** Compose and start the gateway from a parsed environment. */
 export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}): Promise<RunningGateway> {
   const logger =
-    options.logger ?? pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'authorization'] });
+    options.logger ??
+    createLogger({
+      service: env.OTEL_SERVICE_NAME,
+      level: env.LOG_LEVEL,
+      redact: ['req.headers.authorization', 'authorization'],
+    });
+  // Before the ledger opens: its statements become spans of the requests that run them.
+  const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
+  const metrics = new GatewayMetrics();
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
   const { domain, ledger, devIssuer, search } = await composeDomain(env, {
     onQuery: options.onQuery,
     holder: 'gateway',
+    observer: metrics.observer,
   });
-  const metrics = new GatewayMetrics();
   // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
   const indexes = search.name !== 'none';
   if (indexes) indexLagMetrics(metrics.registry, ledger, search.name, env.INDEX_STALL_SECONDS);
@@ -153,6 +162,8 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       deliveries?.stop();
       await Promise.all([indexerDone, deliveriesDone]);
       await ledger.close();
+      // The spans of the last requests are sent before the process goes.
+      await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));
     },
   };
 }

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { DEV_SUBJECT, DevIssuer } from '@tms/auth';
 import { EmbeddedLedgerLockedError } from '@tms/ledger';
-import pino from 'pino';
+import { createLogger } from '@tms/telemetry';
 import { type GatewayEnv, parseEnv } from './env';
 import { startGateway } from './gateway';
 import { quickstartBanner } from './quickstart';
@@ -24,7 +24,7 @@ const RESTART_DELAY_MS = 1000;
  * fail its replacement too. Each worker logs `gateway listening` with its pid.
  */
 async function runPrimary(env: GatewayEnv): Promise<void> {
-  const logger = pino({ level: env.LOG_LEVEL });
+  const logger = createLogger({ service: env.OTEL_SERVICE_NAME, level: env.LOG_LEVEL });
   // The dev issuer's key is created here, once, so that every worker signs and verifies with it.
   if (env.DEV_AUTH === '1' && env.NODE_ENV !== 'production') await DevIssuer.loadOrCreate(env.DATA_DIR);
   const live = new Set<Worker>();

@@ -1,8 +1,10 @@
+import type { RecallStatus } from '@tms/domain';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /**
- * Per-app Prometheus registry: request counts and latency by operation and outcome code, plus
- * prom-client's process and Node.js metrics (CPU, memory, event-loop lag, GC, handles).
+ * Per-app Prometheus registry: request counts and latency by operation and outcome code, recall
+ * outcomes by status, plus prom-client's process and Node.js metrics (CPU, memory, event-loop
+ * lag, GC, handles).
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -24,6 +26,16 @@ export class GatewayMetrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+
+  private readonly recalls = new Counter({
+    name: 'tms_recall_total',
+    help: 'Recall answers by status (complete, partial, pending, degraded), whichever transport asked',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  /** The domain's observer: told each recall's outcome. */
+  readonly observer = { recall: (status: RecallStatus) => this.recalls.inc({ status }) };
 
   observe(operation: string, code: string, seconds: number): void {
     this.requests.inc({ operation, code });

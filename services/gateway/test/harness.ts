@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { createLogger } from '@tms/telemetry';
 import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
-import pino from 'pino';
 import { parseEnv } from '../src/env';
 import { type RunningGateway, startGateway } from '../src/gateway';
 
@@ -55,8 +55,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-test-'));
   const database = options.driver === 'postgres' ? await createTestDatabase() : null;
   const logs: string[] = [];
-  const logger = pino(
-    { level: 'debug' },
+  // The gateway's own logger factory (its log schema), writing into `logs`.
+  const logger = createLogger(
+    { service: 'tms-gateway', level: 'debug', redact: ['req.headers.authorization', 'authorization'] },
     new Writable({
       write(chunk, _enc, done) {
         logs.push(String(chunk));

@@ -20,6 +20,10 @@ const schema = z
     ...webhookTargetEnvShape,
     ...webhookDeliveryEnvShape,
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** OpenTelemetry: traces go to `<endpoint>/v1/traces` over OTLP/HTTP (JSON) when set; unset, none are made. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+    /** The `service.name` of its spans and the `service` of its log lines. */
+    OTEL_SERVICE_NAME: z.string().min(1).default('tms-indexer'),
   })
   .superRefine((env, ctx) => {
     if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {

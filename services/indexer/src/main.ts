@@ -2,8 +2,8 @@ import http from 'node:http';
 import { searchProviderFor } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
 import { Indexer, indexerMetrics, indexLagMetrics } from '@tms/search';
+import { createLogger, startTracing } from '@tms/telemetry';
 import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
-import pino from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { parseEnv } from './env';
 
@@ -15,7 +15,8 @@ try {
   process.exit(1);
 }
 
-const logger = pino({ level: env.LOG_LEVEL });
+const logger = createLogger({ service: env.OTEL_SERVICE_NAME, level: env.LOG_LEVEL });
+const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
 const ledger = await Ledger.open({ databaseUrl: env.DATABASE_URL, maxConnections: 4 });
 const provider = searchProviderFor({ ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' }, ledger);
 const registry = new Registry();
@@ -81,4 +82,5 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 logger.info({ provider: provider.name }, 'indexer started');
 await Promise.all([indexer.run(), deliveries.run()]);
 await ledger.close();
+await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));
 logger.info('indexer stopped');

@@ -120,6 +120,7 @@ export async function recallMemories(input: OperationInput<typeof recall>, ctx: 
   }
   const partial = cut || (!degraded && !exhausted && accepted.size < wanted);
   const status = degraded ? 'degraded' : pending ? 'pending' : partial ? 'partial' : 'complete';
+  ctx.observer.recall?.(status);
   return { status, indexed_sequence: indexed, items, context_chars: contextChars };
 }
 

@@ -1,5 +1,6 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import type { GraphQLError } from 'graphql';
+import { inSpan } from '@tms/telemetry';
+import { type GraphQLError, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from './context';
 import { shapeError } from './errors';
@@ -50,6 +51,27 @@ function errorShaping(): Plugin<GraphQLContext> {
 }
 
 /**
+ * A span per executed operation, a child of the request's server span (the statements it runs
+ * are its children), named `graphql.<type> <name>`.
+ */
+function operationSpans(): Plugin<GraphQLContext> {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const operation = getOperationAST(args.document, args.operationName);
+      const type = operation?.operation ?? 'query';
+      const name = operation?.name?.value ?? args.operationName ?? null;
+      setExecuteFn((executeArgs) =>
+        inSpan(
+          name ? `graphql.${type} ${name}` : `graphql.${type}`,
+          { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) },
+          async () => executeFn(executeArgs),
+        ),
+      );
+    },
+  };
+}
+
+/**
  * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
  * `/graphql` route with a per-request context. Authentication, the request size cap and
  * GraphiQL are handled by that route; here: CSRF prevention, the strict request decoder (the
@@ -71,6 +93,13 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
     parserAndValidationCache: true,
     // The /graphql route has capped the body (262144 bytes) before Yoga sees it.
     maxRequestBodySize: false,
-    plugins: [useCSRFPrevention(), strictRequestParsing(), ...armorPlugins(options), requestChecks(), errorShaping()],
+    plugins: [
+      useCSRFPrevention(),
+      strictRequestParsing(),
+      ...armorPlugins(options),
+      requestChecks(),
+      operationSpans(),
+      errorShaping(),
+    ],
   }) as unknown as GraphQLServer;
 }
