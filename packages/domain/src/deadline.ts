@@ -12,23 +12,48 @@ export function deadlinePassed(): DomainError {
  * executed after a timeout was answered.
  */
 export class Deadline {
-  private readonly controller = new AbortController();
+  /** Made on first use of `signal`: most requests never need one, and an AbortSignal per request costs CPU. */
+  private controller: AbortController | null = null;
+  private readonly passedListeners = new Set<() => void>();
+  private fired = false;
   private readonly timer: NodeJS.Timeout;
   private readonly endsAt: number;
 
   constructor(ms: number) {
     this.endsAt = performance.now() + ms;
-    this.timer = setTimeout(() => this.controller.abort(deadlinePassed()), ms);
+    this.timer = setTimeout(() => this.fire(), ms);
     this.timer.unref();
+  }
+
+  private fire(): void {
+    this.fired = true;
+    this.controller?.abort(deadlinePassed());
+    for (const listener of [...this.passedListeners]) listener();
+    this.passedListeners.clear();
   }
 
   /** Aborted when the deadline passes. */
   get signal(): AbortSignal {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.fired) this.controller.abort(deadlinePassed());
+    }
     return this.controller.signal;
   }
 
   get passed(): boolean {
-    return this.controller.signal.aborted || performance.now() >= this.endsAt;
+    return this.fired || performance.now() >= this.endsAt;
+  }
+
+  /**
+   * Call `listener` once when the deadline's timer fires (never if it already has, nor after
+   * `clear`); returns the function that cancels it.
+   */
+  onPassed(listener: () => void): () => void {
+    this.passedListeners.add(listener);
+    return () => {
+      this.passedListeners.delete(listener);
+    };
   }
 
   remainingMs(): number {
@@ -50,18 +75,17 @@ export class Deadline {
       return Promise.reject(deadlinePassed());
     }
     return new Promise<T>((resolve, reject) => {
-      const onAbort = () => {
+      const cancel = this.onPassed(() => {
         work.catch(() => {});
         reject(deadlinePassed());
-      };
-      this.signal.addEventListener('abort', onAbort, { once: true });
+      });
       work.then(
         (value) => {
-          this.signal.removeEventListener('abort', onAbort);
+          cancel();
           resolve(value);
         },
         (error: unknown) => {
-          this.signal.removeEventListener('abort', onAbort);
+          cancel();
           reject(error);
         },
       );

@@ -89,6 +89,23 @@ describe('GraphQL limits and errors (postgres)', () => {
     expect(ok.body.errors, ok.text).toBeUndefined();
   });
 
+  it('checks the cost of one document per page size: a remembered pass never lets a larger page through', async () => {
+    const query = `query($ns: ID!, $n: Int) { memories(namespaceId: $ns, first: $n) { edges { node { revision {
+        evidence { id verifications { edges { node { id evidence { id } } } } }
+      } } } } }`;
+    for (let round = 0; round < 2; round += 1) {
+      const small = await client.request(query, { ns: namespaceId, n: 2 });
+      expect(small.body.errors, small.text).toBeUndefined();
+      // Another id (a string for an ID variable) is the same cost: still answered.
+      const other = await client.request(query, { ns: `${namespaceId.slice(0, -1)}x`, n: 2 });
+      expect(other.status, other.text).toBe(200);
+      const large = await refused(query, 'budget_exceeded', { ns: namespaceId, n: 100 });
+      expect(large.body.errors?.[0]?.message).toMatch(/complexity/i);
+      // Absent is the default page (50): refused too.
+      await refused(query, 'budget_exceeded', { ns: namespaceId });
+    }
+  });
+
   it('refuses introspection to callers without svc:admin, and allows it to admins', async () => {
     const introspection = '{ __schema { queryType { name } } }';
     const admin = await client.request(introspection);

@@ -11,7 +11,7 @@ import {
   namedNamespaces,
   type Standing,
   type StandingQuery,
-  selectDocument,
+  selectShapedDocument,
   standingMembers,
 } from './read-view';
 
@@ -63,11 +63,15 @@ export class IdempotencyStorage {
     query: StandingQuery,
     namespaceIds: readonly string[],
   ): Promise<{ record: IdempotencyRecord | null; standing: Standing; namespaces: NamespaceRow[] }> {
-    const named = namedNamespaces(workspaceId, namespaceIds);
-    const record = sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1)`;
-    const document = await selectDocument(
+    const document = await selectShapedDocument(
       this.db,
-      sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}, 'record', ${record}`,
+      'idempotency.findWithStanding',
+      { principal, key, workspaceId, query, namespaceIds },
+      ({ principal, key, workspaceId, query, namespaceIds }) => {
+        const named = namedNamespaces(workspaceId, namespaceIds);
+        const record = sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1)`;
+        return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}, 'record', ${record}`;
+      },
     );
     const found = document.record as Record<string, unknown> | null;
     return {

@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
-import type { Database } from '../database';
+import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
+import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+import { compiledStatementRunner, type Database } from '../database';
 import { commits, idempotencyRecords, memories, revisions } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
 import type { IdempotencyRecord } from './idempotency-storage';
@@ -38,15 +38,109 @@ export class InsertCollector {
    * would matter), ending with the NOTIFY of `notifyWorkspaceId` (delivered at commit).
    */
   async flush(db: Database, notifyWorkspaceId: string | null): Promise<void> {
-    const final = notifyWorkspaceId === null ? sql`select 1` : notification(notifyWorkspaceId);
-    const inserts = [...this.rows].map(([table, rows], i) => {
-      const name = sql.identifier(`inserted_${i}`);
-      // Drizzle puts an embedded query in parentheses itself.
-      return sql`${name} as ${db.insert(table).values(rows as never)}`;
-    });
+    const batch = [...this.rows];
     this.rows.clear();
-    await db.execute(inserts.length > 0 ? sql`with ${sql.join(inserts, sql`, `)} ${final}` : final);
+    const build = () => flushStatement(db, batch, notifyWorkspaceId);
+    const run = compiledStatementRunner(db);
+    if (!run) {
+      await db.execute(build());
+      return;
+    }
+    const key = flushShapeKey(batch, notifyWorkspaceId !== null);
+    const params = flushParameters(batch, notifyWorkspaceId);
+    let text = flushTexts.get(key);
+    if (text === undefined) {
+      // Once per shape: the text is Drizzle's, and the parameters computed here must be exactly
+      // the ones it sends, or the shape is built by Drizzle every time.
+      const query = dialect.sqlToQuery(build());
+      text = sameParameters(query.params, params) ? query.sql : null;
+      if (flushTexts.size < MAX_FLUSH_SHAPES) flushTexts.set(key, text);
+    }
+    if (text === null) await db.execute(build());
+    else await run(text, params);
   }
+}
+
+function flushStatement(db: Database, batch: [PgTable, object[]][], notifyWorkspaceId: string | null): SQL {
+  const final = notifyWorkspaceId === null ? sql`select 1` : notification(notifyWorkspaceId);
+  const inserts = batch.map(([table, rows], i) => {
+    const name = sql.identifier(`inserted_${i}`);
+    // Drizzle puts an embedded query in parentheses itself.
+    return sql`${name} as ${db.insert(table).values(rows as never)}`;
+  });
+  return inserts.length > 0 ? sql`with ${sql.join(inserts, sql`, `)} ${final}` : final;
+}
+
+/*
+ * A flush's statement text depends only on its tables, their order, how many rows each has and
+ * which columns each row leaves to the default; Drizzle's insert builder (a tenth of a create's
+ * CPU) then runs once per such shape, and later flushes of the shape send its text with
+ * parameters encoded here column by column, as Drizzle encodes them.
+ */
+const dialect = new PgDialect();
+const flushTexts = new Map<string, string | null>();
+/** Shapes kept (batch sizes times tables); past this, Drizzle builds the statement. */
+const MAX_FLUSH_SHAPES = 1000;
+
+/** Shapes whose text is reused (tests check that the compiled path is the one taken). */
+export function compiledFlushShapes(): number {
+  let count = 0;
+  for (const text of flushTexts.values()) if (text !== null) count += 1;
+  return count;
+}
+
+/** The columns an insert names, in Drizzle's order. */
+const insertColumns = new WeakMap<PgTable, [string, PgColumn][]>();
+function columnsOf(table: PgTable): [string, PgColumn][] {
+  let columns = insertColumns.get(table);
+  if (!columns) {
+    // Drizzle leaves out generated columns (`shouldDisableInsert`, internal to it).
+    columns = Object.entries(getTableColumns(table)).filter(
+      ([, column]) => !(column as unknown as { shouldDisableInsert(): boolean }).shouldDisableInsert(),
+    );
+    insertColumns.set(table, columns);
+  }
+  return columns;
+}
+
+function flushShapeKey(batch: [PgTable, object[]][], notifies: boolean): string {
+  const parts: string[] = [notifies ? 'notify' : 'quiet'];
+  for (const [table, rows] of batch) {
+    const columns = columnsOf(table);
+    const masks = rows.map((row) => {
+      let mask = '';
+      for (const [key] of columns) mask += (row as Record<string, unknown>)[key] === undefined ? '0' : '1';
+      return mask;
+    });
+    parts.push(`${getTableName(table)}:${masks.join(';')}`);
+  }
+  return parts.join('|');
+}
+
+function flushParameters(batch: [PgTable, object[]][], notifyWorkspaceId: string | null): unknown[] {
+  const params: unknown[] = [];
+  for (const [table, rows] of batch) {
+    const columns = columnsOf(table);
+    for (const row of rows) {
+      for (const [key, column] of columns) {
+        const value = (row as Record<string, unknown>)[key];
+        if (value === undefined) continue; // `default` in the text
+        params.push(value === null ? null : column.mapToDriverValue(value));
+      }
+    }
+  }
+  if (notifyWorkspaceId !== null) params.push(...dialect.sqlToQuery(notification(notifyWorkspaceId)).params);
+  return params;
+}
+
+function sameParameters(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((value, i) => sameParameter(value, b[i]));
+}
+
+function sameParameter(a: unknown, b: unknown): boolean {
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) === 0;
+  if (Array.isArray(a) && Array.isArray(b)) return sameParameters(a, b);
+  return Object.is(a, b);
 }
 
 /** `memories.insert` for a write in a group commit: the rows join the batch's inserts. */

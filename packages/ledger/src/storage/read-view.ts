@@ -1,6 +1,6 @@
 import { getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
-import type { Database } from '../database';
+import { compiledStatementRunner, type Database } from '../database';
 import { rowsOf } from '../rows';
 import { grants, namespaces } from '../schema';
 import type { CommitStamp } from './commit-storage';
@@ -197,6 +197,8 @@ function parseDocument(result: unknown): Json {
 interface Shape {
   /** The text between parameters (one more than the slots). */
   pieces: string[];
+  /** The whole text, with `$1`..`$n` where the parameters go: what Drizzle would compile. */
+  text: string;
   /** For each parameter, which input value it is (an index into the values `standIn` collects), or a constant of the builder. */
   slots: ({ input: number } | { constant: unknown })[];
 }
@@ -265,7 +267,7 @@ function compileShape(statement: SQL): Shape | null {
       slots.push({ constant: param }); // the builder's own (a grant target kind)
     }
   }
-  return { pieces, slots };
+  return { pieces, text: query.sql, slots };
 }
 
 /**
@@ -287,19 +289,25 @@ export async function selectShapedDocument<I>(
     // Once per shape: the reused text must be exactly what building afresh gives (a builder that
     // branched on a value would differ), or the shape is not reused.
     const fresh = documentStatement(build(inputs));
-    if (shape && !sameQuery(dialect.sqlToQuery(fresh), dialect.sqlToQuery(fill(shape, values)))) shape = null;
+    const freshQuery = dialect.sqlToQuery(fresh);
+    if (shape && (freshQuery.sql !== shape.text || !sameQuery(freshQuery, dialect.sqlToQuery(fill(shape, values))))) {
+      shape = null;
+    }
     shapes.set(key, shape);
     if (!shape) return parseDocument(await db.execute(fresh));
   }
-  const statement = shape ? fill(shape, values) : documentStatement(build(inputs));
-  return parseDocument(await db.execute(statement));
+  if (!shape) return parseDocument(await db.execute(documentStatement(build(inputs))));
+  const run = compiledStatementRunner(db);
+  if (run) return parseDocument(await run(shape.text, parametersOf(shape, values)));
+  return parseDocument(await db.execute(fill(shape, values)));
+}
+
+function parametersOf(shape: Shape, values: readonly unknown[]): unknown[] {
+  return shape.slots.map((slot) => ('input' in slot ? values[slot.input] : slot.constant));
 }
 
 function fill(shape: Shape, values: readonly unknown[]): SQL {
-  return sql(
-    shape.pieces as unknown as TemplateStringsArray,
-    ...shape.slots.map((slot) => ('input' in slot ? values[slot.input] : slot.constant)),
-  );
+  return sql(shape.pieces as unknown as TemplateStringsArray, ...parametersOf(shape, values));
 }
 
 function sameQuery(a: { sql: string; params: unknown[] }, b: { sql: string; params: unknown[] }): boolean {

@@ -115,18 +115,18 @@ export class GraphqlHandler {
       if (value === undefined) continue;
       for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
     }
-    // Aborted when the client goes away, which ends a subscription stream.
-    const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    // Only an answer the client accepts as server-sent events can stream; a plain query skips
+    // the signal (an AbortSignal, and its abort's DOMException, per request cost CPU).
+    const gone = (header(req, 'accept') ?? '').includes('text/event-stream') ? clientGone(res) : undefined;
     const request = new fetchAPI.Request(url, {
       method,
       headers,
       body: method === 'POST' ? new Uint8Array(bytes) : undefined,
-      signal: gone.signal,
+      ...(gone ? { signal: gone } : {}),
     });
     const response = await this.server.handleRequest(request, context as never);
     if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      return streamEvents(response, res, scope, gone.signal);
+      return streamEvents(response, res, scope, gone ?? clientGone(res));
     }
     const body = Buffer.from(await response.arrayBuffer());
     if (body.length > OPERATION_LIMITS.maxResponseBytes) throw new DomainError('budget_exceeded', 'response too large');
@@ -146,6 +146,15 @@ export class GraphqlHandler {
     });
     res.end(body);
   }
+}
+
+/** Aborted when the client goes away before its answer was written whole (which ends a subscription stream). */
+function clientGone(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
 }
 
 /**

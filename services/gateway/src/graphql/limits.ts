@@ -3,7 +3,13 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { createComplexityRule } from '@pothos/plugin-complexity';
-import type { DocumentNode, GraphQLError, OperationDefinitionNode, SelectionSetNode } from 'graphql';
+import type {
+  DocumentNode,
+  GraphQLError,
+  OperationDefinitionNode,
+  SelectionSetNode,
+  VariableDefinitionNode,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './context';
 import { markOverLimit, refusal } from './errors';
@@ -60,6 +66,41 @@ function reachesIntrospection(
   });
 }
 
+/** Variables whose values cannot change a cost: strings given for `ID` or `String` variables. */
+function costFreeVariable(definition: VariableDefinitionNode, value: unknown): boolean {
+  const type = definition.type.kind === Kind.NON_NULL_TYPE ? definition.type.type : definition.type;
+  return (
+    type.kind === Kind.NAMED_TYPE &&
+    (type.name.value === 'ID' || type.name.value === 'String') &&
+    typeof value === 'string'
+  );
+}
+
+/**
+ * What the cost check of one operation depends on besides its document: the operation name and
+ * the variables that can change the cost or fail coercion. Field complexities read only
+ * arguments (`first`, see `connectionComplexity`), never the caller; an `ID` or `String`
+ * variable cannot feed a `first` (validation refuses it), and a string always coerces to it,
+ * so the ids a view names do not count.
+ */
+function costKey(
+  operation: OperationDefinitionNode,
+  operationName: string | null | undefined,
+  variables: unknown,
+): string {
+  const values = (variables ?? {}) as Record<string, unknown>;
+  const parts = (operation.variableDefinitions ?? []).map((definition) => {
+    const value = values[definition.variable.name.value];
+    return costFreeVariable(definition, value) ? 's' : JSON.stringify(value ?? null);
+  });
+  return `${operationName ?? ''}\u0000${parts.join(',')}`;
+}
+
+/** Per parsed document (Yoga's parse cache hands out the same object), the cost keys that passed. */
+const costsPassed = new WeakMap<DocumentNode, Set<string>>();
+/** Keys kept per document: a document asked with many page sizes is checked afresh past this. */
+const MAX_COST_KEYS = 64;
+
 /**
  * Checks that depend on the caller or the variables, so they run per request just before
  * execution (never cached with the parsed and validated document): introspection only for
@@ -82,7 +123,9 @@ export function requestChecks(): Plugin<GraphQLContext> {
     if (!context.introspection && reachesIntrospection(args.document, operation.selectionSet)) {
       return [refusal('forbidden', 'Introspection is not allowed for this caller.', 403)];
     }
-    return validate(args.schema, args.document, [
+    const key = costKey(operation, args.operationName, args.variableValues);
+    if (costsPassed.get(args.document)?.has(key)) return [];
+    const errors = validate(args.schema, args.document, [
       createComplexityRule({
         context,
         variableValues: (args.variableValues ?? {}) as Record<string, unknown>,
@@ -99,6 +142,13 @@ export function requestChecks(): Plugin<GraphQLContext> {
         },
       }),
     ]);
+    // Only a pass is remembered: a refusal is built afresh, with this request's own errors.
+    if (errors.length === 0) {
+      const passed = costsPassed.get(args.document) ?? new Set<string>();
+      if (passed.size < MAX_COST_KEYS) passed.add(key);
+      costsPassed.set(args.document, passed);
+    }
+    return errors;
   };
   return {
     onExecute({ args, setResultAndStopExecution }) {

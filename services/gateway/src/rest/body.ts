@@ -20,11 +20,10 @@ export function readBody(req: IncomingMessage, limit: number, deadline: Deadline
     const finish = (settle: () => void) => {
       if (done) return;
       done = true;
-      deadline?.signal.removeEventListener('abort', onDeadline);
+      stopWatching?.();
       settle();
     };
-    const onDeadline = () => finish(() => reject(deadlinePassed()));
-    deadline?.signal.addEventListener('abort', onDeadline, { once: true });
+    const stopWatching = deadline?.onPassed(() => finish(() => reject(deadlinePassed())));
     req.on('data', (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;

@@ -1,0 +1,109 @@
+import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { inArray } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../src/ledger';
+import { idempotencyRecords, workspaces } from '../src/schema';
+import { compiledFlushShapes, InsertCollector } from '../src/storage/insert-collector';
+
+/**
+ * A group commit's inserts are built by Drizzle once per shape and then sent as that text with
+ * parameters encoded by the collector (on Postgres; PGlite always goes through Drizzle). Either
+ * way the rows stored must be exactly the rows given: bytes of every string (U+0000 and astral
+ * characters included), nulls, arrays and column defaults.
+ */
+for (const driver of ['postgres', 'pglite'] as const) {
+  describe(`group commit inserts, compiled once per shape (${driver})`, () => {
+    let database: TestDatabase | null = null;
+    let ledger: Ledger;
+    const statements: string[] = [];
+
+    beforeAll(async () => {
+      database = driver === 'postgres' ? await createTestDatabase('tms_compiled') : null;
+      ledger = await Ledger.open({
+        databaseUrl: database?.url,
+        onQuery: (text) => statements.push(text),
+      });
+      await ledger.migrate();
+    });
+
+    afterAll(async () => {
+      await ledger?.close();
+      await database?.drop();
+    });
+
+    const workspace = (id: string, name: string) => ({ id, name, createdAt: 1.5, createdBy: `act_${id}` });
+    const record = (key: string, subjectIds?: string[]) => ({
+      workspaceId: 'ws_records',
+      principal: 'act_p',
+      key,
+      operation: 'memories.create',
+      fingerprint: `fp-${key}`,
+      status: 201,
+      body: `{"key":"${key}"}`,
+      ...(subjectIds ? { subjectIds } : {}),
+      createdAt: 2.25,
+    });
+
+    async function flush(rows: {
+      workspaces: ReturnType<typeof workspace>[];
+      records: ReturnType<typeof record>[];
+    }): Promise<string> {
+      const collector = new InsertCollector();
+      for (const row of rows.workspaces) collector.add(workspaces, row);
+      for (const row of rows.records) collector.idempotencyRecord(row as never);
+      const before = statements.length;
+      await ledger.handle.db.transaction((tx) => collector.flush(tx as never, 'ws_records'));
+      const sent = statements.slice(before);
+      expect(sent).toHaveLength(1);
+      return sent[0] as string;
+    }
+
+    it('stores exactly the rows given, and sends the same text for the same shape', async () => {
+      const first = {
+        workspaces: [workspace('ws_a', 'plain'), workspace('ws_b', 'nul \u0000 and 🦊')],
+        records: [record('k1', ['mem_1', 'mem_2']), record('k2')],
+      };
+      const second = {
+        workspaces: [workspace('ws_c', '\u0000'), workspace('ws_d', 'é'.repeat(300))],
+        records: [record('k3', []), record('k4')],
+      };
+      const compiledBefore = compiledFlushShapes();
+      const firstText = await flush(first);
+      const secondText = await flush(second);
+      expect(secondText).toBe(firstText);
+      // On Postgres the second flush reused the first one's compiled text (a parameter mismatch
+      // would have left the shape to Drizzle); PGlite has no compiled path.
+      expect(compiledFlushShapes() - compiledBefore).toBe(driver === 'postgres' ? 1 : 0);
+      expect(firstText).toMatch(/^with "inserted_0" as \(insert into "workspaces"/);
+      // A different shape (one row fewer) has its own text.
+      const third = { workspaces: [workspace('ws_e', 'third')], records: [record('k5', ['mem_5'])] };
+      expect(await flush(third)).not.toBe(firstText);
+
+      const all = [first, second, third];
+      const storedWorkspaces = await ledger.handle.db
+        .select()
+        .from(workspaces)
+        .where(
+          inArray(
+            workspaces.id,
+            all.flatMap((batch) => batch.workspaces.map((w) => w.id)),
+          ),
+        );
+      expect(storedWorkspaces.sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+        all.flatMap((batch) => batch.workspaces),
+      );
+      const storedRecords = await ledger.handle.db
+        .select()
+        .from(idempotencyRecords)
+        .where(
+          inArray(
+            idempotencyRecords.key,
+            all.flatMap((batch) => batch.records.map((r) => r.key)),
+          ),
+        );
+      expect(storedRecords.sort((a, b) => a.key.localeCompare(b.key))).toEqual(
+        all.flatMap((batch) => batch.records.map((r) => ({ subjectIds: [], ...r }))),
+      );
+    });
+  });
+}
