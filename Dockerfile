@@ -58,4 +58,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=6 \
     CMD ["node", "-e", "fetch(process.env.HEALTHCHECK_URL||`http://127.0.0.1:${process.env.PORT||8080}/readyz`).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--enable-source-maps", "dist/bin/gateway.mjs"]
+CMD ["node", "--enable-source-maps", "--max-old-space-size=1024", "dist/bin/gateway.mjs"]

@@ -20,6 +20,7 @@ import { Ledger } from '@tms/ledger';
 import { Indexer, PostgresSearchProvider } from '@tms/search';
 import { createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
 import autocannon from 'autocannon';
+import { SERVER_NODE_FLAGS } from '../scripts/build';
 import { buildAll } from './build';
 import { queryWithin, textFor } from './corpus';
 import { PgWireCounter, type WireCounts } from './pg-counter';
@@ -66,10 +67,11 @@ async function startServer(
   env: Record<string, string>,
   readyPath: string,
   logDir: string,
+  nodeFlags: readonly string[] = [],
 ): Promise<Server> {
   const port = await freePort();
   const out = fs.openSync(path.join(logDir, `${name}.log`), 'w');
-  const child = spawn(process.execPath, [bundle], {
+  const child = spawn(process.execPath, [...nodeFlags, bundle], {
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', out, out],
   });
@@ -499,7 +501,14 @@ async function main() {
     /** Starts a gateway and a baseline side by side; whatever started is stopped at cleanup. */
     const startPair = async (suffix: string, gatewayDbUrl: string, baselineDbUrl: string) => {
       const attempts = await Promise.allSettled([
-        startServer(`gateway${suffix}`, build.bundles.gateway, gatewayEnv(gatewayDbUrl), '/readyz', logDir),
+        startServer(
+          `gateway${suffix}`,
+          build.bundles.gateway,
+          gatewayEnv(gatewayDbUrl),
+          '/readyz',
+          logDir,
+          SERVER_NODE_FLAGS,
+        ),
         startServer(
           `baseline${suffix}`,
           build.bundles.baseline,
@@ -625,7 +634,7 @@ async function main() {
       '',
       `machine: ${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${pgVersion} at ${new URL(gwDb.url).host}`,
       `load: autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side, alternating reference and gateway; rps over all rounds, latencies the mean of the rounds' percentiles`,
-      `gateway: compiled (esbuild), one node process, NODE_ENV=production, RATE_LIMITS=off, session JWT (RS256) on every request; bare server: node:http + postgres.js, pool ${CONNECTIONS}`,
+      `gateway: compiled (esbuild), one node process (${SERVER_NODE_FLAGS.join(' ')}), NODE_ENV=production, RATE_LIMITS=off, session JWT (RS256) on every request; bare server: node:http + postgres.js, pool ${CONNECTIONS}`,
       '',
       throughput,
       '',

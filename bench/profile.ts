@@ -19,6 +19,7 @@ import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase, TestIssuer } from '@tms/testkit';
 import autocannon from 'autocannon';
+import { SERVER_NODE_FLAGS } from '../scripts/build';
 import { buildAll } from './build';
 import { textFor } from './corpus';
 
@@ -115,7 +116,12 @@ async function main() {
     const out = fs.openSync(logFile, 'w');
     child = spawn(
       process.execPath,
-      [...NODE_FLAGS, ...(CPU ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), build.bundles.gateway],
+      [
+        ...SERVER_NODE_FLAGS,
+        ...NODE_FLAGS,
+        ...(CPU ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+        build.bundles.gateway,
+      ],
       {
         env: {
           PATH: process.env.PATH ?? '',

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase } from '@tms/testkit';
-import { buildServices, DIST_DIR } from '../scripts/build';
+import { buildServices, DIST_DIR, SERVER_NODE_FLAGS } from '../scripts/build';
 
 const ROUNDS = Number(process.env.STARTUP_ROUNDS ?? 3);
 const IDLE_MS = Number(process.env.STARTUP_IDLE_MS ?? 5000);
@@ -36,7 +36,7 @@ async function freePort(): Promise<number> {
 async function measure(env: Record<string, string>): Promise<{ readyMs: number; idleRssMiB: number }> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(DIST_DIR, 'bin/gateway.mjs')], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(DIST_DIR, 'bin/gateway.mjs')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

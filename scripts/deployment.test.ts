@@ -15,7 +15,7 @@ import { ENV_KEYS as CLI_KEYS, parseEnv as parseCliEnv } from '../services/cli/s
 import { buildProgram } from '../services/cli/src/program';
 import { ENV_KEYS as GATEWAY_KEYS, parseEnv as parseGatewayEnv } from '../services/gateway/src/env';
 import { ENV_KEYS as INDEXER_KEYS, parseEnv as parseIndexerEnv } from '../services/indexer/src/env';
-import { REPO_ROOT, SERVICE_ENTRY_POINTS } from './build';
+import { REPO_ROOT, SERVER_NODE_FLAGS, SERVICE_ENTRY_POINTS } from './build';
 
 interface ComposeService {
   image?: string;
@@ -359,7 +359,15 @@ describe('Dockerfile', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
-    expect(imageCommand()).toEqual(['node', '--enable-source-maps', 'dist/bin/gateway.mjs']);
+    expect(imageCommand()).toEqual(['node', ...SERVER_NODE_FLAGS, 'dist/bin/gateway.mjs']);
+  });
+
+  it('starts the gateway and the indexer with the Node flags `pnpm start` and the benchmark use', () => {
+    const flags = SERVER_NODE_FLAGS.join(' ');
+    const scripts = (JSON.parse(readText('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toContain(`exec node ${flags} dist/bin/gateway.mjs`);
+    expect(imageCommand()).toEqual(['node', ...SERVER_NODE_FLAGS, 'dist/bin/gateway.mjs']);
+    expect(compose.services.indexer?.command).toEqual(['node', ...SERVER_NODE_FLAGS, 'dist/bin/indexer.mjs']);
   });
 
   it('builds once and ships production dependencies only', () => {
