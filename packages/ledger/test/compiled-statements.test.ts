@@ -80,27 +80,14 @@ for (const driver of ['postgres', 'pglite'] as const) {
       expect(await flush(third)).not.toBe(firstText);
 
       const all = [first, second, third];
-      const storedWorkspaces = await ledger.handle.db
-        .select()
-        .from(workspaces)
-        .where(
-          inArray(
-            workspaces.id,
-            all.flatMap((batch) => batch.workspaces.map((w) => w.id)),
-          ),
-        );
+      const workspaceIds = all.flatMap((batch) => batch.workspaces.map((w) => w.id));
+      const keys = all.flatMap((batch) => batch.records.map((r) => r.key));
+      const db = ledger.handle.db;
+      const storedWorkspaces = await db.select().from(workspaces).where(inArray(workspaces.id, workspaceIds));
+      const storedRecords = await db.select().from(idempotencyRecords).where(inArray(idempotencyRecords.key, keys));
       expect(storedWorkspaces.sort((a, b) => a.id.localeCompare(b.id))).toEqual(
         all.flatMap((batch) => batch.workspaces),
       );
-      const storedRecords = await ledger.handle.db
-        .select()
-        .from(idempotencyRecords)
-        .where(
-          inArray(
-            idempotencyRecords.key,
-            all.flatMap((batch) => batch.records.map((r) => r.key)),
-          ),
-        );
       expect(storedRecords.sort((a, b) => a.key.localeCompare(b.key))).toEqual(
         all.flatMap((batch) => batch.records.map((r) => ({ subjectIds: [], ...r }))),
       );
