@@ -1,73 +1,28 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  freePort,
+  type GatewayProcess,
+  killStartedGateways,
+  running,
+  sleep,
+  startGatewayProcess,
+} from './gateway-process';
 
 // Cluster mode as an operator runs it: `GATEWAY_WORKERS=2` on Postgres starts two gateway
 // processes on one port (each logs its requests with its own pid), a worker that dies is
 // replaced, SIGTERM stops them all; on the embedded PGlite ledger more than one worker is
 // refused at boot with its reason.
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const MAIN = 'services/gateway/src/main.ts';
 const READY_TIMEOUT_MS = 120_000;
 const STEERING =
   /^(PORT|HOST|DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SEARCH_PROVIDER|INDEXER|GATEWAY_.*|MEILI_.*|SESSION_.*|OAUTH_.*)$/;
 
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!STEERING.test(key)) base[key] = value;
-  return { ...base, LOG_LEVEL: 'info', ...env };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Started {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const started: ChildProcess[] = [];
-
-/** The gateway in its own process group, so that cleanup reaches every worker. */
-function start(env: Record<string, string>): Started {
-  const child = spawn(TSX, [MAIN], {
-    cwd: ROOT,
-    env: childEnv(env),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.push(child);
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, output: () => out, exited };
-}
-
-const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+const start = (env: Record<string, string>) => startGatewayProcess(env, STEERING);
+type Started = GatewayProcess;
 
 /** The JSON log lines (pino) of a run's output. */
 function logLines(output: string): Record<string, unknown>[] {
@@ -121,15 +76,7 @@ describe('GATEWAY_WORKERS', () => {
   });
 
   afterAll(async () => {
-    for (const child of started) {
-      if (running(child) && child.pid) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
+    killStartedGateways();
     await database?.drop();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });

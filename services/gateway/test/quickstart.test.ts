@@ -1,76 +1,26 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  freePort,
+  type GatewayProcess,
+  killStartedGateways,
+  running,
+  sleep,
+  startGatewayProcess,
+} from './gateway-process';
 
 // The embedded quickstart as a user meets it: the gateway as a real process on PGlite with
 // DEV_AUTH=1, and the banner's copy-paste script run by bash against it.
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-// tsx itself rather than `npx tsx`: npx does not pass SIGTERM on to its child, and the
-// shutdown check needs the signal to reach the gateway (tsx relays it and exits with its code).
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
-const MAIN = 'services/gateway/src/main.ts';
 const READY_TIMEOUT_MS = 120_000;
 
 /** Variables that would steer the gateway away from the embedded quickstart. */
 const STEERING = /^(PORT|HOST|DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SEARCH_PROVIDER|MEILI_.*|SESSION_.*|OAUTH_.*)$/;
 
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!STEERING.test(key)) base[key] = value;
-  return { ...base, LOG_LEVEL: 'info', ...env };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Gateway {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const started: ChildProcess[] = [];
-
-/** Start the gateway in its own process group (so cleanup can reach tsx's child too). */
-function startGateway(env: Record<string, string>): Gateway {
-  const child = spawn(TSX, [MAIN], {
-    cwd: ROOT,
-    env: childEnv(env),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.push(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    err += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-function running(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
+const startGateway = (env: Record<string, string>) => startGatewayProcess(env, STEERING);
+type Gateway = GatewayProcess;
 
 /** Poll /readyz until 200 and the banner (printed just after listening) is complete. */
 async function waitReady(gw: Gateway, port: number, { banner }: { banner: boolean }): Promise<void> {
@@ -128,18 +78,7 @@ function runBash(
   });
 }
 
-afterAll(() => {
-  // Anything a failed test left running: stop its whole group.
-  for (const child of started.splice(0)) {
-    if (child.pid && running(child)) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-});
+afterAll(killStartedGateways);
 
 describe('dev quickstart (DEV_AUTH=1, embedded PGlite)', { timeout: 300_000 }, () => {
   let dataDir: string;

@@ -1,0 +1,84 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+/**
+ * The gateway as a real process from its sources, for tests that need one as an operator runs
+ * it (quickstart, cluster mode). tsx itself rather than `npx tsx`: npx does not pass SIGTERM on
+ * to its child, and shutdown checks need the signal to reach the gateway (tsx relays it and
+ * exits with its code).
+ */
+export const ROOT = path.resolve(import.meta.dirname, '../../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const MAIN = 'services/gateway/src/main.ts';
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Both streams, interleaved as they arrived. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const started: ChildProcess[] = [];
+
+/**
+ * Start the gateway in its own process group (so that cleanup reaches tsx's child and every
+ * cluster worker), with this process's environment minus the variables `steering` matches
+ * (those that would point it elsewhere), `LOG_LEVEL=info`, then `env`.
+ */
+export function startGatewayProcess(env: Record<string, string>, steering: RegExp): GatewayProcess {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!steering.test(key)) base[key] = value;
+  const child = spawn(TSX, [MAIN], {
+    cwd: ROOT,
+    env: { ...base, LOG_LEVEL: 'info', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let out = '';
+  let err = '';
+  let both = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+    both += d;
+  });
+  child.stderr?.on('data', (d) => {
+    err += d;
+    both += d;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, stdout: () => out, stderr: () => err, output: () => both, exited };
+}
+
+/** Anything a test left running: kill its whole group. */
+export function killStartedGateways(): void {
+  for (const child of started.splice(0)) {
+    if (child.pid && running(child)) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
