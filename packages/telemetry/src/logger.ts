@@ -26,8 +26,21 @@ function traceFields(): Record<string, string> {
 
 /** Drizzle's query errors spell the parameter values into their message: `Failed query: ...\nparams: ...`. */
 const PARAMS_LINE = /\nparams: .*?(?=\n {4}at |\ncaused by: |$)/gs;
+/**
+ * Postgres quotes the value it could not take in a data exception's message (`invalid input
+ * syntax for type integer: "..."`, the same for enums, json, uuid, ...).
+ */
+const REFUSED_VALUE =
+  /(invalid input (?:syntax|value) for (?:type|enum) [^:\n]+): "[\s\S]*?"(?=$|\n {4}at |\ncaused by: )/g;
 const stripParams = (text: unknown) =>
-  typeof text === 'string' ? text.replace(PARAMS_LINE, '\nparams: [Redacted]') : text;
+  typeof text === 'string'
+    ? text.replace(PARAMS_LINE, '\nparams: [Redacted]').replace(REFUSED_VALUE, '$1: [Redacted]')
+    : text;
+/**
+ * Properties of a driver error that carry values: the bound parameters, and Postgres's `detail`,
+ * which quotes the key of a unique violation (`Key (id)=(...) already exists.`).
+ */
+const VALUE_PROPERTIES = ['params', 'parameters', 'detail'];
 
 /**
  * pino's error serializer without the statement's parameter values, which hold memory text,
@@ -35,7 +48,7 @@ const stripParams = (text: unknown) =>
  */
 function errorWithoutParameters(error: Error): Record<string, unknown> {
   const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
-  for (const key of ['params', 'parameters']) if (key in serialized) serialized[key] = '[Redacted]';
+  for (const key of VALUE_PROPERTIES) if (key in serialized) serialized[key] = '[Redacted]';
   serialized.message = stripParams(serialized.message);
   serialized.stack = stripParams(serialized.stack);
   return serialized;

@@ -7,18 +7,8 @@ import { describe, expect, it } from 'vitest';
 
 const SECRET = 'Ana told me her door code is 4471';
 
-/**
- * A statement that fails with the secret bound as a parameter, logged as the gateway logs errors.
- * (A server message that quotes a value itself, such as a failed cast, is not covered here.)
- */
-async function loggedFailure(ledger: Ledger): Promise<string> {
-  const error = await ledger.handle.db.execute(sql`select ${SECRET} as text from no_such_table`).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Error);
-  // Without redaction the error itself carries the value: the test could fail.
-  expect(`${(error as Error).message} ${JSON.stringify(error)}`).toContain(SECRET);
+/** What `logger.error({ err: error })` writes, as the gateway logs errors. */
+function logged(error: unknown): string {
   let out = '';
   const logger = createLogger(
     { service: 'test', level: 'info' },
@@ -33,14 +23,48 @@ async function loggedFailure(ledger: Ledger): Promise<string> {
   return out;
 }
 
-describe('logs never carry the parameter values of a failed statement', () => {
+/** The error of a statement that must fail; it carries the secret somewhere (or the test could not fail). */
+async function failure(statement: Promise<unknown>): Promise<Error> {
+  const error = await statement.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(Error);
+  const cause = (error as { cause?: unknown }).cause;
+  expect(`${(error as Error).message} ${JSON.stringify(error)} ${JSON.stringify(cause)} ${String(cause)}`).toContain(
+    SECRET,
+  );
+  return error as Error;
+}
+
+/**
+ * Statements that fail with the secret in them, logged as the gateway logs errors (the driver's
+ * error wrapped by Drizzle, and the driver's own): bound as a parameter, quoted back by a failed
+ * cast, and quoted back in a unique violation's detail.
+ */
+async function loggedFailures(ledger: Ledger): Promise<string[]> {
+  const db = ledger.handle.db;
+  const lines: string[] = [];
+  const bound = await failure(db.execute(sql`select ${SECRET} as text from no_such_table`));
+  lines.push(logged(bound));
+  const cast = await failure(db.execute(sql`select ${SECRET}::int as n`));
+  lines.push(logged(cast), logged((cast as { cause?: unknown }).cause));
+  await db.execute(sql`create temporary table if not exists secrets (value text primary key)`);
+  await db.execute(sql`insert into secrets values (${SECRET}) on conflict do nothing`);
+  const duplicate = await failure(db.execute(sql`insert into secrets values (${SECRET})`));
+  lines.push(logged(duplicate), logged((duplicate as { cause?: unknown }).cause));
+  expect(lines.join('\n')).toContain('select $1 as text from no_such_table');
+  return lines;
+}
+
+describe('logs never carry the values of a failed statement', () => {
   it('on PGlite', async () => {
     const ledger = await Ledger.open({ dataDir: 'memory://' });
     try {
-      const line = await loggedFailure(ledger);
-      expect(line).not.toContain(SECRET);
-      expect(line).toContain('select $1 as text from no_such_table');
-      expect(line).toContain('[Redacted]');
+      for (const line of await loggedFailures(ledger)) {
+        expect(line).not.toContain(SECRET);
+        expect(line).toContain('[Redacted]');
+      }
     } finally {
       await ledger.close();
     }
@@ -50,9 +74,10 @@ describe('logs never carry the parameter values of a failed statement', () => {
     const database = await createTestDatabase('tms_log_redaction');
     const ledger = await Ledger.open({ databaseUrl: database.url });
     try {
-      const line = await loggedFailure(ledger);
-      expect(line).not.toContain(SECRET);
-      expect(line).toContain('[Redacted]');
+      for (const line of await loggedFailures(ledger)) {
+        expect(line).not.toContain(SECRET);
+        expect(line).toContain('[Redacted]');
+      }
     } finally {
       await ledger.close();
       await database.drop();
