@@ -233,4 +233,52 @@ describe('changes subscription over SSE (postgres)', () => {
     expect(again).not.toBeNull();
     for (const open of [...streams, again as Stream]) await open.close();
   });
+
+  it('frees the slot of a client that leaves at once, whatever it accepted, however early', async () => {
+    const token = await s.owner.token();
+    const head = (await ok(s.admin.get('/v1/changes', { query: { limit: 1 } }))).body.head_sequence;
+    // Eight clients that leave before, while and just after their stream starts (`*/*` gets a
+    // stream too, though the request names none; with the slots still taken by the ones before,
+    // some are refused instead).
+    for (const accept of ['*/*', 'text/event-stream']) {
+      for (const leaveAfterMs of [0, 5, 25, 100]) {
+        const leave = new AbortController();
+        setTimeout(() => leave.abort(), leaveAfterMs);
+        await fetch(`${h.url}/graphql`, {
+          method: 'POST',
+          signal: leave.signal,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'x-service-workspace': s.workspaceId,
+            'content-type': 'application/json',
+            accept,
+          },
+          body: JSON.stringify({ query: SUBSCRIPTION, variables: { after: head } }),
+        }).then(
+          async (response) => {
+            await new Promise((resolve) => setTimeout(resolve, leaveAfterMs + 10));
+            await response.body?.cancel().catch(() => {});
+          },
+          () => {}, // left before the answer began
+        );
+      }
+    }
+    // All three slots (GRAPHQL_MAX_STREAMS=3) come free once the server has seen them go.
+    const next = (await memoryIn(s.admin, s.ns.a, 'after the churn')).body;
+    let held: Stream[] = [];
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      held = [
+        await stream(token, { after: head }),
+        await stream(token, { after: head }),
+        await stream(token, { after: head }),
+      ];
+      for (const one of held) await one.until(() => one.ended || one.events.length > 0);
+      if (held.every((one) => one.changes.some((c) => c.sequence === next.commit.sequence))) break;
+      for (const one of held) await one.close();
+      held = [];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(held).toHaveLength(3);
+    for (const one of held) await one.close();
+  });
 });

@@ -151,9 +151,13 @@ export class GraphqlHandler {
 /** Aborted when the client goes away before its answer was written whole (which ends a subscription stream). */
 function clientGone(res: ServerResponse): AbortSignal {
   const gone = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) gone.abort();
-  });
+  // Made after the client already left (while the answer was being computed): gone at once.
+  if (res.closed && !res.writableFinished) gone.abort();
+  else {
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+  }
   return gone.signal;
 }
 
@@ -190,11 +194,15 @@ async function streamEvents(
     reader.cancel().catch(() => {});
   };
   gone.addEventListener('abort', cancel, { once: true });
+  // A client that left before the stream began gets no `abort` event any more.
+  if (gone.aborted) cancel();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (!res.write(value)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+      if (!res.write(value) && !res.closed) {
+        await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+      }
     }
   } catch {
     // The client went away mid-stream: nothing left to tell it.
