@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledStatementRunner } from '../src/database';
 import { Ledger } from '../src/ledger';
 import { idempotencyRecords, workspaces } from '../src/schema';
 import { compiledFlushShapes, InsertCollector } from '../src/storage/insert-collector';
@@ -57,6 +58,26 @@ for (const driver of ['postgres', 'pglite'] as const) {
       expect(sent).toHaveLength(1);
       return sent[0] as string;
     }
+
+    it('runs compiled texts on the driver beneath Drizzle on Postgres, inside transactions too', async () => {
+      // Null means every compiled read falls back to Drizzle's own execute: correct, but slow.
+      expect(compiledStatementRunner(ledger.handle.db) !== null).toBe(driver === 'postgres');
+      await ledger.handle.db.transaction(async (tx) => {
+        const run = compiledStatementRunner(tx as never);
+        expect(run !== null).toBe(driver === 'postgres');
+        if (run)
+          expect(await run('select $1::text as echoed', ['in a transaction'])).toEqual([
+            { echoed: 'in a transaction' },
+          ]);
+      });
+      if (driver === 'postgres') {
+        const run = compiledStatementRunner(ledger.handle.db);
+        // A failure is Drizzle's error, as the gateway's error handling expects.
+        const error = await run?.('select $1::int', ['not a number']).catch((e: unknown) => e);
+        expect((error as Error).constructor.name).toBe('DrizzleQueryError');
+        expect(statements.at(-1)).toBe('select $1::int');
+      }
+    });
 
     it('stores exactly the rows given, and sends the same text for the same shape', async () => {
       const first = {
