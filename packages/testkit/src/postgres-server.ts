@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { ADMIN_URL } from './database';
+import { freePort } from './ports';
 
 // Postgres for the fault tests: a plain client, cutting a database's connections on the shared
 // server, and a private server of our own that a test may stop and start (the shared one on
@@ -36,17 +36,6 @@ function postgresBinaries(): string {
     if (fs.existsSync(path.join(candidate, 'pg_ctl'))) return candidate;
   }
   throw new Error('no PostgreSQL server binaries (pg_ctl, initdb) under /usr/lib/postgresql/*/bin');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -2,16 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Ledger } from '@tms/ledger';
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, freePort, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freePort,
-  type GatewayProcess,
-  killStartedGateways,
-  running,
-  sleep,
-  startGatewayProcess,
-} from './gateway-process';
+import { type GatewayProcess, killStartedGateways, running, sleep, startGatewayProcess } from './gateway-process';
 
 // Cluster mode as an operator runs it: `GATEWAY_WORKERS=2` on Postgres starts two gateway
 // processes on one port (each logs its requests with its own pid), a worker that dies is

@@ -2,15 +2,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  freePort,
-  type GatewayProcess,
-  killStartedGateways,
-  running,
-  sleep,
-  startGatewayProcess,
-} from './gateway-process';
+import { type GatewayProcess, killStartedGateways, running, sleep, startGatewayProcess } from './gateway-process';
 
 // The embedded quickstart as a user meets it: the gateway as a real process on PGlite with
 // DEV_AUTH=1, and the banner's copy-paste script run by bash against it.
