@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
-// The gateway and the indexer as real processes (`tsx services/<name>/src/main.ts`, what
-// `pnpm start` and the indexer's start script run), for tests that kill them, cut their
-// database connections or stop their database. Each runs in its own process group: tsx starts
-// the service in a child node process, and a signal must reach that one too.
+// The gateway and the indexer as real processes from their sources (`node --import tsx
+// services/<name>/src/main.ts`), for tests that kill them, cut their database connections or
+// stop their database. Each runs in its own process group, so that a signal reaches every
+// process it started (cluster workers).
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const START_TIMEOUT_MS = 60_000;
 
@@ -50,7 +50,10 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 function spawnService(name: string, entry: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), [entry], {
+  // tsx as a loader inside the one node process, not its CLI: the CLI relays a signal to its
+  // child and, when the child has not acknowledged it within 30 ms (a loaded machine), kills it
+  // with SIGKILL and exits 143 itself, so a graceful stop could not be tested.
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     detached: true,
     env: childEnv(env),

@@ -3,12 +3,11 @@ import path from 'node:path';
 
 /**
  * The gateway as a real process from its sources, for tests that need one as an operator runs
- * it (quickstart, cluster mode). tsx itself rather than `npx tsx`: npx does not pass SIGTERM on
- * to its child, and shutdown checks need the signal to reach the gateway (tsx relays it and
- * exits with its code).
+ * it (quickstart, cluster mode): `node --import tsx`, one process whose signals are its own.
+ * Neither `npx tsx` (npx does not pass SIGTERM on) nor the tsx CLI (it SIGKILLs a child that has
+ * not acknowledged a relayed signal within 30 ms, which a loaded machine misses).
  */
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const MAIN = 'services/gateway/src/main.ts';
 
 export interface GatewayProcess {
@@ -34,7 +33,7 @@ const started: ChildProcess[] = [];
 export function startGatewayProcess(env: Record<string, string>, steering: RegExp): GatewayProcess {
   const base: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!steering.test(key)) base[key] = value;
-  const child = spawn(TSX, [MAIN], {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     cwd: ROOT,
     env: { ...base, LOG_LEVEL: 'info', ...env },
     detached: true,
