@@ -85,7 +85,7 @@ export function createApp(deps: AppDependencies): http.Server {
   const timeoutMs = deps.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
   const limits = deps.httpLimits ?? DEFAULT_HTTP_LIMITS;
   const graphqlOptions = deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } };
-  const graphql = new GraphqlHandler({ domain, logger, timeoutMs }, graphqlOptions);
+  const graphql = new GraphqlHandler({ domain, logger, timeoutMs, metrics }, graphqlOptions);
 
   async function route(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
     const pathname = (req.url ?? '/').split('?')[0];

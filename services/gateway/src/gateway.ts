@@ -29,6 +29,8 @@ export interface GatewayOptions {
   indexer?: boolean;
   /** False to skip the index lag watch (tests that count statements). */
   lagWatch?: boolean;
+  /** False to answer every GraphQL request through Yoga (tests hold the direct path against it). */
+  graphqlDirectAnswers?: boolean;
 }
 
 /** The indexer inside the gateway process (the default on either ledger; INDEXER=external turns it off). */
@@ -129,6 +131,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     graphql: {
       production: env.NODE_ENV === 'production',
       maxStreams: env.GRAPHQL_MAX_STREAMS,
+      directAnswers: options.graphqlDirectAnswers,
       graphiql: {
         enabled: env.GRAPHIQL !== '0',
         devToken: devIssuer ? () => devIssuer.sessionToken() : null,

@@ -3,7 +3,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 
 /**
  * Per-app Prometheus registry: request counts and latency by operation and outcome code, recall
- * outcomes by status, plus prom-client's process and Node.js metrics (CPU, memory, event-loop
+ * outcomes by status, GraphQL answers by path, plus prom-client's process and Node.js metrics (CPU, memory, event-loop
  * lag, GC, handles).
  */
 export class GatewayMetrics {
@@ -33,6 +33,17 @@ export class GatewayMetrics {
     labelNames: ['status'] as const,
     registers: [this.registry],
   });
+
+  private readonly graphqlAnswers = new Counter({
+    name: 'tms_graphql_answers_total',
+    help: "GraphQL answers by path: direct (a plain POSTed query answered without Yoga's HTTP layer) or yoga",
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+
+  graphqlAnswered(path: 'direct' | 'yoga'): void {
+    this.graphqlAnswers.inc({ path });
+  }
 
   /** The domain's observer: told each recall's outcome. */
   readonly observer = { recall: (status: RecallStatus) => this.recalls.inc({ status }) };

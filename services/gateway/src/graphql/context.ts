@@ -1,6 +1,6 @@
 import type { Operation } from '@tms/catalog';
 import type { Caller, Deadline, Domain, RequestLoaders } from '@tms/domain';
-import type { FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
+import type { ExecutionResult, FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import type { Logger } from 'pino';
 import { Kind } from './graphql-js';
 import type { StreamSlots } from './streams';
@@ -25,6 +25,16 @@ export interface GraphQLContext {
   timeoutMs: number;
   /** Open subscription streams of this process (bounded). */
   streams: StreamSlots;
+  /**
+   * Set when the direct path already executed this request's operation but leaves the answer
+   * to Yoga (errors, a stream): Yoga answers with this result instead of executing again.
+   */
+  executed?: ExecutionResult | AsyncIterable<ExecutionResult>;
+  /**
+   * Present while the direct path runs the operation. A subscription stops there before it
+   * starts (and says so here): Yoga streams it from the start, with the request's own signal.
+   */
+  directPath?: { metSubscription: boolean };
 }
 
 /**

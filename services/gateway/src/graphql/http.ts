@@ -4,8 +4,10 @@ import { OPERATION_LIMITS } from '@tms/catalog';
 import { boundDetail, type Domain, DomainError } from '@tms/domain';
 import type { Logger } from 'pino';
 import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
+import type { GatewayMetrics } from '../metrics';
 import { readBody } from '../rest/body';
 import type { GraphQLContext } from './context';
+import { answerDirectly, directMediaType } from './direct-answers';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
 import {
   ASSET_CACHE_CONTROL,
@@ -23,6 +25,11 @@ export interface GraphqlOptions {
   production: boolean;
   /** Subscription streams open at once in this process (default `DEFAULT_MAX_STREAMS`). */
   maxStreams?: number;
+  /**
+   * Answer plain POSTed queries without Yoga's Fetch API layer (`direct-answers.ts`). On unless
+   * false; tests turn it off to hold the two paths' answers against each other.
+   */
+  directAnswers?: boolean;
 }
 
 /** Open subscription streams per process unless configured (GRAPHQL_MAX_STREAMS). */
@@ -33,6 +40,8 @@ export interface GraphqlDependencies {
   logger: Logger;
   /** The operation deadline, for each batch of a subscription. */
   timeoutMs: number;
+  /** Told which path answered each GraphQL request (`tms_graphql_answers_total`). */
+  metrics: Pick<GatewayMetrics, 'graphqlAnswered'>;
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -107,6 +116,29 @@ export class GraphqlHandler {
       streams: this.streams,
     };
 
+    const mediaType =
+      method === 'POST' && this.options.directAnswers !== false ? directMediaType(header(req, 'accept')) : null;
+    if (mediaType !== null) {
+      const outcome = await answerDirectly(this.server, header(req, 'content-type'), bytes, context);
+      if (outcome.kind === 'answered') {
+        if (outcome.body.length > OPERATION_LIMITS.maxResponseBytes) {
+          throw new DomainError('budget_exceeded', 'response too large');
+        }
+        scope.code = 'ok';
+        // The headers (and their order) Yoga's answer gets below.
+        res.writeHead(200, {
+          'content-type': `${mediaType}; charset=utf-8`,
+          'content-length': String(outcome.body.length),
+          'cache-control': 'private, no-store',
+          'x-request-id': scope.requestId,
+        });
+        res.end(outcome.body);
+        this.deps.metrics.graphqlAnswered('direct');
+        return;
+      }
+      if (outcome.kind === 'executed') context.executed = outcome.result;
+    }
+
     // Yoga's own Fetch API (the @whatwg-node ponyfill): Node's global Request (undici) costs
     // about a millisecond of CPU per request in web streams and IDL checks.
     const fetchAPI = this.server.fetchAPI;
@@ -125,6 +157,7 @@ export class GraphqlHandler {
       ...(gone ? { signal: gone } : {}),
     });
     const response = await this.server.handleRequest(request, context as never);
+    this.deps.metrics.graphqlAnswered('yoga');
     if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
       return streamEvents(response, res, scope, gone ?? clientGone(res));
     }

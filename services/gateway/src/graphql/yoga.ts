@@ -51,6 +51,33 @@ function errorShaping(): Plugin<GraphQLContext> {
 }
 
 /**
+ * A result the direct path (`direct-answers.ts`) already executed, answered by Yoga as if it had
+ * executed it itself (its error formatting, statuses and content negotiation), without running
+ * the operation a second time.
+ */
+function executedResults(): Plugin<GraphQLContext> {
+  return {
+    onParams({ context, setResult }) {
+      const executed = (context as unknown as GraphQLContext).executed;
+      if (executed) setResult(executed);
+    },
+  };
+}
+
+/** A subscription met on the direct path stops before it starts: Yoga streams it from the start. */
+function subscriptionsToYoga(): Plugin<GraphQLContext> {
+  return {
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const directPath = (args.contextValue as GraphQLContext).directPath;
+      if (directPath) {
+        directPath.metSubscription = true;
+        setResultAndStopExecution({ data: null });
+      }
+    },
+  };
+}
+
+/**
  * A span per executed operation, a child of the request's server span (the statements it runs
  * are its children), named `graphql.<type> <name>`.
  */
@@ -74,7 +101,8 @@ function operationSpans(): Plugin<GraphQLContext> {
 /**
  * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
  * `/graphql` route with a per-request context. Authentication, the request size cap and
- * GraphiQL are handled by that route; here: CSRF prevention, the strict request decoder (the
+ * GraphiQL are handled by that route, and so are plain POSTed queries (`direct-answers.ts`
+ * runs them through this server's operation pipeline); here: CSRF prevention, the strict request decoder (the
  * one `/v1` and `/mcp` use), the query limits, the parser and
  * validation caches, and error shaping. Subscriptions (the change feed) over server-sent events
  * only (Yoga's own transport; no WebSocket). No batching, no uploads.
@@ -97,9 +125,11 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
       useCSRFPrevention(),
       strictRequestParsing(),
       ...armorPlugins(options),
+      subscriptionsToYoga(),
       requestChecks(),
       operationSpans(),
       errorShaping(),
+      executedResults(),
     ],
   }) as unknown as GraphQLServer;
 }

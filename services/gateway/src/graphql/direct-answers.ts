@@ -1,0 +1,94 @@
+import { decodeJsonBody } from '@tms/domain';
+import type { ExecutionResult } from 'graphql';
+import type { GraphQLParams } from 'graphql-yoga';
+import type { GraphQLContext } from './context';
+import { checkDocumentNesting } from './strict-request';
+import type { GraphQLServer } from './yoga';
+
+/**
+ * The media type Yoga answers a plain (non-streamed) result with, for the `Accept` values the
+ * direct path serves; null for any other value (Yoga negotiates those itself). Yoga takes the
+ * last of its result types that the header matches, so `*` and no header get
+ * `application/json`.
+ */
+export function directMediaType(accept: string | null): string | null {
+  switch (accept) {
+    case null:
+    case '':
+    case '*/*':
+    case 'application/json':
+      return 'application/json';
+    case 'application/graphql-response+json':
+      return 'application/graphql-response+json';
+    default:
+      return null;
+  }
+}
+
+/**
+ * What stands in for the Fetch API request on this path. Yoga's operation plugins read only its
+ * method (no mutation over GET) and use it as a key (a subscription's media types, which Yoga
+ * negotiates itself when handed the result); nothing of ours reads it.
+ */
+const POSTED = Object.freeze({ method: 'POST' }) as unknown as Request;
+
+export type DirectOutcome =
+  /** The answer body: an error-free result, serialized as Yoga serializes it. */
+  | { kind: 'answered'; body: Buffer }
+  /** Executed, but the answer needs Yoga's formatting (errors, a stream): hand it the result. */
+  | { kind: 'executed'; result: ExecutionResult | AsyncIterable<ExecutionResult> }
+  /** Refused before anything executed: Yoga handles the request from the start. */
+  | { kind: 'not_run' };
+
+/** Only `data`: no errors and no extensions, so no status or header of Yoga's depends on it. */
+function isPlainData(result: unknown): result is ExecutionResult {
+  if (result === null || typeof result !== 'object' || Symbol.asyncIterator in result) return false;
+  for (const key in result) if (key !== 'data') return false;
+  return true;
+}
+
+/**
+ * Runs a POSTed GraphQL request through Yoga's own operation pipeline (`getResultForParams`:
+ * its parameter checks, the enveloped parse, validation, limit and execution plugins, and
+ * caches) without building a Fetch API request and response around it, which costs as much
+ * CPU as the whole `/v1` read. The body is decoded by the strict decoder Yoga uses
+ * (`strict-request.ts`), so a body either decodes the same on both paths or is left to Yoga.
+ *
+ * Only what cannot differ from Yoga's answer is written here: an error-free result for a
+ * request whose `Accept` is one of `directMediaType`'s. Everything refused before execution
+ * (an undecodable body, a bad parameter) is `not_run`, and so is a subscription; everything executed whose answer Yoga
+ * formats (errors, their HTTP status, a stream) is handed back as `executed`, so nothing runs
+ * twice.
+ */
+export async function answerDirectly(
+  server: GraphQLServer,
+  contentType: string | null,
+  bytes: Uint8Array,
+  context: GraphQLContext,
+): Promise<DirectOutcome> {
+  let params: GraphQLParams;
+  try {
+    params = decodeJsonBody(contentType, bytes) as GraphQLParams;
+    if (typeof params?.query === 'string') checkDocumentNesting(params.query);
+  } catch {
+    return { kind: 'not_run' };
+  }
+  let result: Awaited<ReturnType<GraphQLServer['getResultForParams']>>;
+  const directPath = { metSubscription: false };
+  context.directPath = directPath;
+  try {
+    result = await server.getResultForParams({ params, request: POSTED }, context as never);
+  } catch {
+    // Thrown only by the parameter checks (`onParams`), which run before any execution;
+    // execution errors come back in the result.
+    return { kind: 'not_run' };
+  } finally {
+    context.directPath = undefined;
+  }
+  // Stopped before it started (`subscriptionsToYoga` in yoga.ts).
+  if (directPath.metSubscription) return { kind: 'not_run' };
+  // Yoga's type allows no result; its handler always returns one.
+  if (result === undefined) return { kind: 'not_run' };
+  if (!isPlainData(result)) return { kind: 'executed', result };
+  return { kind: 'answered', body: Buffer.from(JSON.stringify(result)) };
+}
