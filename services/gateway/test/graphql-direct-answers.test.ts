@@ -140,6 +140,7 @@ describe('GraphQL direct answers (postgres)', () => {
   const cases: Case[] = [
     { name: 'a view, no Accept', direct: true, body: viewOf, headers: { accept: null } },
     { name: 'a view, Accept */*', direct: true, body: viewOf, headers: { accept: '*/*' } },
+    { name: 'a view, an empty Accept', direct: true, body: viewOf, headers: { accept: '' } },
     { name: 'a view, Accept application/json', direct: true, body: viewOf, headers: { accept: 'application/json' } },
     { name: 'a view, Accept graphql-response+json', direct: true, body: viewOf },
     {

@@ -8,8 +8,8 @@ import type { GraphQLServer } from './yoga';
 /**
  * The media type Yoga answers a plain (non-streamed) result with, for the `Accept` values the
  * direct path serves; null for any other value (Yoga negotiates those itself). Yoga takes the
- * last of its result types that the header matches, so `*` and no header get
- * `application/json`.
+ * last of its result types that the header matches, so no header, an empty one and the
+ * wildcard all get `application/json`.
  */
 export function directMediaType(accept: string | null): string | null {
   switch (accept) {
@@ -56,9 +56,9 @@ function isPlainData(result: unknown): result is ExecutionResult {
  *
  * Only what cannot differ from Yoga's answer is written here: an error-free result for a
  * request whose `Accept` is one of `directMediaType`'s. Everything refused before execution
- * (an undecodable body, a bad parameter) is `not_run`, and so is a subscription; everything executed whose answer Yoga
- * formats (errors, their HTTP status, a stream) is handed back as `executed`, so nothing runs
- * twice.
+ * (an undecodable body, a bad parameter) is `not_run`, and so is a subscription; everything
+ * executed whose answer Yoga formats (errors, their HTTP status) is handed back as `executed`,
+ * so nothing runs twice.
  */
 export async function answerDirectly(
   server: GraphQLServer,
