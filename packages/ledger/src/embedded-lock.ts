@@ -15,8 +15,9 @@ import path from 'node:path';
  *
  * Node has no `flock`, so a holder killed with SIGKILL leaves its file behind. The next opener
  * judges it stale when the recorded process is gone: on the same host and boot, `kill(pid, 0)`
- * answers ESRCH, or the pid now belongs to a process that started at another time (Linux
- * `/proc/<pid>/stat`, so a reused pid is not mistaken for the holder); another boot id means
+ * answers ESRCH, the process is a zombie (exited, not yet reaped), or the pid now belongs to a
+ * process that started at another time (Linux `/proc/<pid>/stat`, so a reused pid is not
+ * mistaken for the holder); another boot id means
  * every process of that boot is gone. A stale lock is removed under a short-lived second lock
  * (`<folder>.lock.break`) and only if it still holds the very record judged stale, so two
  * processes breaking the same stale lock cannot remove a lock one of them just took.
@@ -74,14 +75,22 @@ function bootId(): string | null {
   return readText('/proc/sys/kernel/random/boot_id')?.trim() ?? null;
 }
 
-/** Field 22 of /proc/<pid>/stat (start time), read after the command name, which may hold spaces. */
-function processStart(pid: number): string | null {
+/**
+ * A process's state (field 3 of /proc/<pid>/stat) and start time (field 22), read after the
+ * command name, which may hold spaces; null where /proc is not available or the pid is gone.
+ */
+function processStat(pid: number): { state: string; start: string | null } | null {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', start: fields[19] ?? null };
   } catch {
     return null;
   }
+}
+
+function processStart(pid: number): string | null {
+  return processStat(pid)?.start ?? null;
 }
 
 function parseHolder(text: string): LockHolder | null {
@@ -114,7 +123,11 @@ function holderAlive(holder: LockHolder): boolean {
     // EPERM: the process exists but belongs to another user.
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  const start = processStart(holder.pid);
+  const stat = processStat(holder.pid);
+  // A zombie (or a process being torn down) has exited: it holds no files and writes nothing
+  // more. A holder killed together with its parent stays one until the init process reaps it.
+  if (stat && (stat.state === 'Z' || stat.state === 'X')) return false;
+  const start = stat?.start ?? null;
   return !(holder.processStart && start && start !== holder.processStart);
 }
 

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireEmbeddedLock, EmbeddedLedgerLockedError, type LockHolder } from '../src/embedded-lock';
@@ -127,6 +128,34 @@ describe('the embedded ledger lock', { timeout: 120_000 }, () => {
     // ... and a record from another boot.
     writeLock(folder, { pid: process.pid, bootId: 'another-boot' });
     acquireEmbeddedLock(folder, 'gateway').release();
+  });
+
+  it.runIf(hasProc)('takes over a lock whose holder exited but was not reaped yet (a zombie)', async () => {
+    // `sh` starts a short child, then becomes a `sleep` that never waits for it: the child
+    // stays a zombie until the sleep ends (as a holder killed with its parent stays one until
+    // the init process reaps it).
+    const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = Number(
+        await new Promise<string>((resolve) => parent.stdout?.once('data', (d) => resolve(String(d)))),
+      );
+      const start = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19];
+      const stateOf = () => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[0];
+      for (let waited = 0; stateOf() !== 'Z' && waited < 10_000; waited += 20) await sleep(20);
+      expect(stateOf()).toBe('Z');
+      // The zombie still answers kill(pid, 0), and its start time is the recorded one.
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      const folder = path.join(freshDataDir(), 'pglite');
+      writeLock(folder, { pid, processStart: start ?? null });
+      const lock = acquireEmbeddedLock(folder, 'gateway');
+      try {
+        expect(JSON.parse(fs.readFileSync(`${folder}.lock`, 'utf8')).pid).toBe(process.pid);
+      } finally {
+        lock.release();
+      }
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 
   it('refuses while a recorded holder is alive, even one without a start time', () => {
