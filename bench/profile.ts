@@ -5,7 +5,7 @@
  * functions with the most self time in the gateway process (`node --cpu-prof`, profile files
  * under PROFILE_DIR, default /tmp/tms-profile).
  *
- * Usage: tsx bench/profile.ts [get|get-evidence|graphql|create]...   (default: get graphql)
+ * Usage: tsx bench/profile.ts [get|get-evidence|graphql|create|create-8]...   (default: get graphql)
  * Environment: PROFILE_SECONDS (default 10), PROFILE_CONNECTIONS (default 32),
  * PROFILE_CPU=1, PROFILE_DIR, PROFILE_TOP (default 25), PROFILE_NODE_FLAGS, PROFILE_BUILD (an existing build
  * directory to run instead of building afresh: compare two builds), and any GATEWAY_ENV_<NAME>=value
@@ -173,6 +173,15 @@ async function main() {
       const body = { namespace_id: namespace, kind: 'claim', text: textFor(i), valid_from: 0 };
       ids.push((await post('/v1/memories', workspace, body)).memory?.id as string);
     }
+    // Seven more workspaces for creates spread over 8 (the bench's second create workload).
+    const spread = [{ workspace, namespace }];
+    for (let i = 1; i < 8; i += 1) {
+      const ws = (await post('/v1/workspaces', null, { name: `profile-${i}` })).workspace?.id as string;
+      spread.push({
+        workspace: ws,
+        namespace: (await post('/v1/namespaces', ws, { parent_id: null, name: 'p' })).namespace?.id as string,
+      });
+    }
     const pid = child.pid as number;
     process.stdout.write(
       `gateway RSS after setup ${procStatusMib(pid, 'VmRSS')} MiB (flags: ${NODE_FLAGS.join(' ')})\n`,
@@ -208,6 +217,15 @@ async function main() {
         headers: { ...headers, 'idempotency-key': crypto.randomUUID() },
         body: JSON.stringify({ namespace_id: namespace, kind: 'claim', text: textFor(n++), valid_from: 0 }),
       }),
+      'create-8': () => {
+        const target = spread[n % spread.length] as { workspace: string; namespace: string };
+        return {
+          method: 'POST',
+          path: '/v1/memories',
+          headers: { ...auth, 'x-service-workspace': target.workspace, 'idempotency-key': crypto.randomUUID() },
+          body: JSON.stringify({ namespace_id: target.namespace, kind: 'claim', text: textFor(n++), valid_from: 0 }),
+        };
+      },
     };
     for (const name of workloadNames) {
       const next = requests[name];

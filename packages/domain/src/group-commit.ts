@@ -75,10 +75,11 @@ interface Entry {
 /**
  * Group commit per workspace (Postgres): writes queued for one workspace while its previous
  * batch commits are committed together in one transaction. Phase one runs every write's reads
- * and rules, one write after another; then the head is locked once, N
- * sequences are taken in one update, and the commit rows, the writes' rows, their idempotency
- * records and one NOTIFY are sent together, followed by COMMIT: the statements sent while the
- * head is locked do not grow with N. Different workspaces commit in parallel.
+ * and rules, all writes at once (their statements pipelined on the connection); then the head
+ * is locked once, N sequences are taken in one update, and the commit rows, the writes' rows,
+ * their idempotency records and one NOTIFY are sent together, followed by COMMIT: the
+ * statements sent while the head is locked do not grow with N. Different workspaces commit in
+ * parallel.
  */
 export class GroupCommitter {
   private static readonly byLedger = new WeakMap<Ledger, GroupCommitter>();
@@ -211,18 +212,10 @@ export class GroupCommitter {
     const collector = new InsertCollector();
     const batchStores = collectingStores(stores, collector);
 
-    // Phase one: every write's reads and rules, one write after another (one statement in
-    // flight on the transaction at a time, as outside a batch; they hold no lock on the head).
-    const prepared: PromiseSettledResult<PreparedWrite>[] = [];
-    for (const entry of batch) {
-      try {
-        prepared.push({ status: 'fulfilled', value: await entry.write.prepare(batchStores) });
-      } catch (reason) {
-        prepared.push({ status: 'rejected', reason });
-        // A database error aborted the transaction: the batch fails whatever the others do.
-        if (!isRuleFailure(reason)) break;
-      }
-    }
+    // Phase one: every write's reads and rules. They only read and hold no lock on the head,
+    // so they run together: postgres.js pipelines their statements on the transaction's
+    // connection (one socket write and one wait for the batch's first reads, not one per write).
+    const prepared = await Promise.allSettled(batch.map((entry) => entry.write.prepare(batchStores)));
     const committing: { entry: Entry; write: Extract<PreparedWrite, { kind: 'committing' }> }[] = [];
     let failure: unknown = null;
     prepared.forEach((settled, i) => {
