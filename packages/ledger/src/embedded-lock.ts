@@ -17,10 +17,10 @@ import path from 'node:path';
  * judges it stale when the recorded process is gone: on the same host and boot, `kill(pid, 0)`
  * answers ESRCH, the process is a zombie (exited, not yet reaped), or the pid now belongs to a
  * process that started at another time (Linux `/proc/<pid>/stat`, so a reused pid is not
- * mistaken for the holder); another boot id means
- * every process of that boot is gone. A stale lock is removed under a short-lived second lock
- * (`<folder>.lock.break`) and only if it still holds the very record judged stale, so two
- * processes breaking the same stale lock cannot remove a lock one of them just took.
+ * mistaken for the holder); another boot id means every process of that boot is gone. A stale
+ * lock is removed under a short-lived second lock (`<folder>.lock.break`) and only if it still
+ * holds the very record judged stale, so two processes breaking the same stale lock cannot
+ * remove a lock one of them just took.
  */
 
 export interface LockHolder {
@@ -87,10 +87,6 @@ function processStat(pid: number): { state: string; start: string | null } | nul
   } catch {
     return null;
   }
-}
-
-function processStart(pid: number): string | null {
-  return processStat(pid)?.start ?? null;
 }
 
 function parseHolder(text: string): LockHolder | null {
@@ -231,7 +227,7 @@ export function acquireEmbeddedLock(folder: string, role: string): EmbeddedLock 
     startedAt: new Date().toISOString(),
     hostname: os.hostname(),
     bootId: bootId(),
-    processStart: processStart(process.pid),
+    processStart: processStat(process.pid)?.start ?? null,
     nonce: crypto.randomBytes(12).toString('hex'),
   };
   const record = `${JSON.stringify(holder)}\n`;

@@ -1,8 +1,7 @@
-import { decodeJsonBody } from '@tms/domain';
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
 import type { GraphQLContext } from './context';
-import { checkDocumentNesting } from './strict-request';
+import { decodePostedParams } from './strict-request';
 import type { GraphQLServer } from './yoga';
 
 /**
@@ -51,8 +50,8 @@ function isPlainData(result: unknown): result is ExecutionResult {
  * Runs a POSTed GraphQL request through Yoga's own operation pipeline (`getResultForParams`:
  * its parameter checks, the enveloped parse, validation, limit and execution plugins, and
  * caches) without building a Fetch API request and response around it, which costs as much
- * CPU as the whole `/v1` read. The body is decoded by the strict decoder Yoga uses
- * (`strict-request.ts`), so a body either decodes the same on both paths or is left to Yoga.
+ * CPU as the whole `/v1` read. The body is decoded as Yoga's request parser decodes it
+ * (`decodePostedParams`), so a body either decodes the same on both paths or is left to Yoga.
  *
  * Only what cannot differ from Yoga's answer is written here: an error-free result for a
  * request whose `Accept` is one of `directMediaType`'s. Everything refused before execution
@@ -68,8 +67,7 @@ export async function answerDirectly(
 ): Promise<DirectOutcome> {
   let params: GraphQLParams;
   try {
-    params = decodeJsonBody(contentType, bytes) as GraphQLParams;
-    if (typeof params?.query === 'string') checkDocumentNesting(params.query);
+    params = decodePostedParams(contentType, bytes);
   } catch {
     return { kind: 'not_run' };
   }

@@ -121,18 +121,8 @@ export class GraphqlHandler {
     if (mediaType !== null) {
       const outcome = await answerDirectly(this.server, header(req, 'content-type'), bytes, context);
       if (outcome.kind === 'answered') {
-        if (outcome.body.length > OPERATION_LIMITS.maxResponseBytes) {
-          throw new DomainError('budget_exceeded', 'response too large');
-        }
         scope.code = 'ok';
-        // The headers (and their order) Yoga's answer gets below.
-        res.writeHead(200, {
-          'content-type': `${mediaType}; charset=utf-8`,
-          'content-length': String(outcome.body.length),
-          'cache-control': 'private, no-store',
-          'x-request-id': scope.requestId,
-        });
-        res.end(outcome.body);
+        writeAnswer(res, scope, 200, { 'content-type': `${mediaType}; charset=utf-8` }, outcome.body);
         this.deps.metrics.graphqlAnswered('direct');
         return;
       }
@@ -162,23 +152,36 @@ export class GraphqlHandler {
       return streamEvents(response, res, scope, gone ?? clientGone(res));
     }
     const body = Buffer.from(await response.arrayBuffer());
-    if (body.length > OPERATION_LIMITS.maxResponseBytes) throw new DomainError('budget_exceeded', 'response too large');
-
     const out: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       out[name] = value;
     });
     const errors = errorsOf(response.headers.get('content-type'), body);
     scope.code = errors.code ?? 'ok';
-    res.writeHead(response.status, {
-      ...out,
-      ...(errors.detail === null ? {} : { [ERROR_DETAIL_HEADER]: errors.detail }),
-      'content-length': String(body.length),
-      'cache-control': 'private, no-store',
-      'x-request-id': scope.requestId,
-    });
-    res.end(body);
+    if (errors.detail !== null) out[ERROR_DETAIL_HEADER] = errors.detail;
+    writeAnswer(res, scope, response.status, out, body);
   }
+}
+
+/**
+ * A GraphQL answer of either path (direct or Yoga's), after `headers` (Yoga's own, in its
+ * order): the response cap, then the length and the headers every answer carries.
+ */
+function writeAnswer(
+  res: ServerResponse,
+  scope: RequestScope,
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer,
+): void {
+  if (body.length > OPERATION_LIMITS.maxResponseBytes) throw new DomainError('budget_exceeded', 'response too large');
+  res.writeHead(status, {
+    ...headers,
+    'content-length': String(body.length),
+    'cache-control': 'private, no-store',
+    'x-request-id': scope.requestId,
+  });
+  res.end(body);
 }
 
 /** Aborted when the client goes away before its answer was written whole (which ends a subscription stream). */

@@ -101,16 +101,22 @@ export function checkDocumentNesting(document: string): void {
   }
 }
 
+/**
+ * A POSTed body's parameters, strictly decoded, with the document's nesting bounded. Throws the
+ * decoder's DomainError. Yoga checks their shape (an object with a string `query`, ...) next.
+ */
+export function decodePostedParams(contentType: string | null, bytes: Uint8Array): GraphQLParams {
+  const params = decodeJsonBody(contentType, bytes) as GraphQLParams;
+  if (typeof params?.query === 'string') checkDocumentNesting(params.query);
+  return params;
+}
+
 async function parseStrictly(request: Request): Promise<GraphQLParams> {
   try {
-    const params =
-      request.method === 'GET'
-        ? paramsFromQueryString(request.url)
-        : // Yoga checks the shape (an object with a string `query`, ...) next, as a request error.
-          (decodeJsonBody(
-            request.headers.get('content-type'),
-            new Uint8Array(await request.arrayBuffer()),
-          ) as GraphQLParams);
+    if (request.method !== 'GET') {
+      return decodePostedParams(request.headers.get('content-type'), new Uint8Array(await request.arrayBuffer()));
+    }
+    const params = paramsFromQueryString(request.url);
     if (typeof params?.query === 'string') checkDocumentNesting(params.query);
     return params;
   } catch (error) {

@@ -102,9 +102,9 @@ function operationSpans(): Plugin<GraphQLContext> {
  * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
  * `/graphql` route with a per-request context. Authentication, the request size cap and
  * GraphiQL are handled by that route, and so are plain POSTed queries (`direct-answers.ts`
- * runs them through this server's operation pipeline); here: CSRF prevention, the strict request decoder (the
- * one `/v1` and `/mcp` use), the query limits, the parser and
- * validation caches, and error shaping. Subscriptions (the change feed) over server-sent events
+ * runs them through this server's operation pipeline); here: CSRF prevention, the strict
+ * request decoder (the one `/v1` and `/mcp` use), the query limits, the parser and validation
+ * caches, and error shaping. Subscriptions (the change feed) over server-sent events
  * only (Yoga's own transport; no WebSocket). No batching, no uploads.
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
