@@ -126,6 +126,8 @@ export type DomainConfig = MeiliKeyConfig & {
   RATE_LIMITS?: RateLimitPolicy | null | undefined;
   /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
   DATABASE_POOL_SIZE?: number | undefined;
+  /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
+  DATABASE_POINT_READ_CONNECTIONS?: number | undefined;
 };
 
 /**
@@ -202,6 +204,7 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     onQuery: options.onQuery,
     holder: options.holder,
     maxConnections: config.DATABASE_POOL_SIZE,
+    pointReadConnections: config.DATABASE_POINT_READ_CONNECTIONS,
   });
   try {
     // The embedded ledger admits one process at a time (a lock taken at open), so it migrates itself at start;

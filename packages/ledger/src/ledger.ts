@@ -21,7 +21,7 @@ export class Ledger {
   readonly stores: Stores;
 
   private constructor(readonly handle: DatabaseHandle) {
-    this.stores = new Stores(handle.db);
+    this.stores = new Stores(handle.db, handle.pointReads);
   }
 
   static async open(options: OpenOptions): Promise<Ledger> {

@@ -13,7 +13,12 @@ import { NamespaceStorage } from './storage/namespace-storage';
 import { ReceiptStorage } from './storage/receipt-storage';
 import { WebhookStorage } from './storage/webhook-storage';
 
-/** Every storage class bound to one executor (the database or an open transaction). */
+/**
+ * Every storage class bound to one executor (the database or an open transaction). Point reads
+ * (one row by id with the caller's standing) go to `pointReads`: on the database, connections of
+ * their own on which the driver pipelines them (see `OpenOptions.pointReadConnections`); in a
+ * transaction, the transaction itself.
+ */
 export class Stores {
   readonly directory: DirectoryStorage;
   readonly memberships: MembershipStorage;
@@ -30,14 +35,17 @@ export class Stores {
   readonly webhooks: WebhookStorage;
   readonly changes: ChangeStorage;
 
-  constructor(readonly db: Database) {
+  constructor(
+    readonly db: Database,
+    pointReads: Database = db,
+  ) {
     this.directory = new DirectoryStorage(db);
     this.memberships = new MembershipStorage(db);
     this.commits = new CommitStorage(db);
     this.idempotency = new IdempotencyStorage(db);
-    this.namespaces = new NamespaceStorage(db);
-    this.evidence = new EvidenceStorage(db);
-    this.memories = new MemoryStorage(db);
+    this.namespaces = new NamespaceStorage(db, pointReads);
+    this.evidence = new EvidenceStorage(db, pointReads);
+    this.memories = new MemoryStorage(db, pointReads);
     this.receipts = new ReceiptStorage(db);
     this.indexState = new IndexStateStorage(db);
     this.credentials = new CredentialStorage(db);

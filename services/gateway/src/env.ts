@@ -32,6 +32,12 @@ const schema = z
      * max_connections for replicas and workers (README, Performance).
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
+    /**
+     * Postgres connections of their own for point reads (memories.get, evidence.get,
+     * namespaces.get), on which the driver pipelines them; 0 puts them back on the pool. One
+     * read the fastest: 2 split each turn's reads into two socket writes (README, Performance).
+     */
+    DATABASE_POINT_READ_CONNECTIONS: z.coerce.number().int().min(0).max(100).default(1),
     /** Open GraphQL subscription streams per gateway process; past it a new one is refused with `unavailable`. */
     GRAPHQL_MAX_STREAMS: z.coerce.number().int().min(0).max(100_000).default(100),
     /** Gateway processes sharing the port (`node:cluster`); Postgres only: one process owns an embedded ledger. */

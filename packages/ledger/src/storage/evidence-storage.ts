@@ -27,7 +27,11 @@ export interface EvidenceReadView {
 }
 
 export class EvidenceStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Where the one-statement views run (`Stores`): the database's point-read connections or the transaction. */
+    private readonly pointReads: Database = db,
+  ) {}
 
   async get(workspaceId: string, id: string): Promise<EvidenceRow | null> {
     const rows = await this.db
@@ -45,7 +49,7 @@ export class EvidenceStorage {
     page: { knownAt: number; after: { recordedAt: number; id: string } | null; limit: number },
   ): Promise<EvidenceReadView> {
     const document = await selectShapedDocument(
-      this.db,
+      this.pointReads,
       'evidence.readView',
       { workspaceId, evidenceId, standing, knownAt: page.knownAt, after: page.after, limit: page.limit },
       ({ workspaceId, evidenceId, standing, knownAt, after, limit }) => {
@@ -86,7 +90,7 @@ export class EvidenceStorage {
   ): Promise<{ evidence: EvidenceRow[]; namespaces: NamespaceRow[]; verifications: VerificationRow[] }> {
     if (ids.length === 0) return { evidence: [], namespaces: [], verifications: [] };
     const document = await selectShapedDocument(
-      this.db,
+      this.pointReads,
       'evidence.citedView',
       { workspaceId, ids, knownAt },
       (inputs) => {

@@ -38,7 +38,11 @@ export interface MemoryReadView {
 }
 
 export class MemoryStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Where the one-statement views run (`Stores`): the database's point-read connections or the transaction. */
+    private readonly pointReads: Database = db,
+  ) {}
 
   async get(workspaceId: string, id: string): Promise<MemoryRow | null> {
     const rows = await this.db
@@ -59,7 +63,7 @@ export class MemoryStorage {
     options: { revisions?: boolean } = {},
   ): Promise<MemoryReadView> {
     const document = await selectShapedDocument(
-      this.db,
+      this.pointReads,
       'memories.readView',
       { workspaceId, memoryId, standing, withRevisions: options.revisions !== false },
       ({ workspaceId, memoryId, standing, withRevisions }) => {

@@ -22,7 +22,11 @@ export interface GrantTarget {
 export type Visibility = 'all' | { direct: readonly string[]; subtreeRoots: readonly string[] };
 
 export class NamespaceStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Where the one-statement views run (`Stores`): the database's point-read connections or the transaction. */
+    private readonly pointReads: Database = db,
+  ) {}
 
   async get(workspaceId: string, id: string): Promise<NamespaceRow | null> {
     const rows = await this.db
@@ -39,7 +43,7 @@ export class NamespaceStorage {
     standing: StandingQuery,
   ): Promise<{ standing: Standing; namespace: NamespaceRow | null }> {
     const document = await selectShapedDocument(
-      this.db,
+      this.pointReads,
       'namespaces.readView',
       { workspaceId, id, standing },
       ({ workspaceId, id, standing }) => sql`${standingMembers(workspaceId, standing)},
