@@ -3,8 +3,8 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 
 /**
  * Per-app Prometheus registry: request counts and latency by operation and outcome code, recall
- * outcomes by status, GraphQL answers by path, plus prom-client's process and Node.js metrics (CPU, memory, event-loop
- * lag, GC, handles).
+ * outcomes by status, GraphQL answers by path, plus prom-client's process and Node.js metrics
+ * (CPU, memory, event-loop lag, GC, handles).
  */
 export class GatewayMetrics {
   readonly registry = new Registry();

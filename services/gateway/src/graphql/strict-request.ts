@@ -106,19 +106,19 @@ export function checkDocumentNesting(document: string): void {
  * decoder's DomainError. Yoga checks their shape (an object with a string `query`, ...) next.
  */
 export function decodePostedParams(contentType: string | null, bytes: Uint8Array): GraphQLParams {
-  const params = decodeJsonBody(contentType, bytes) as GraphQLParams;
+  return withBoundedNesting(decodeJsonBody(contentType, bytes) as GraphQLParams);
+}
+
+function withBoundedNesting(params: GraphQLParams): GraphQLParams {
   if (typeof params?.query === 'string') checkDocumentNesting(params.query);
   return params;
 }
 
 async function parseStrictly(request: Request): Promise<GraphQLParams> {
   try {
-    if (request.method !== 'GET') {
-      return decodePostedParams(request.headers.get('content-type'), new Uint8Array(await request.arrayBuffer()));
-    }
-    const params = paramsFromQueryString(request.url);
-    if (typeof params?.query === 'string') checkDocumentNesting(params.query);
-    return params;
+    return request.method === 'GET'
+      ? withBoundedNesting(paramsFromQueryString(request.url))
+      : decodePostedParams(request.headers.get('content-type'), new Uint8Array(await request.arrayBuffer()));
   } catch (error) {
     if (error instanceof DomainError) throw refusal(error.code, error.detail ?? error.code);
     throw error;
