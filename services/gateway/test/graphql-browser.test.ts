@@ -154,7 +154,7 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
     expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000);
   }, 180_000);
 
-  it('a second load with a warm cache moves under 100 KB of page and assets, and still runs a query', async () => {
+  it('a load with a warm cache moves under 100 KB of page and assets, and still runs a query', async () => {
     // A loopback TCP relay in front of the gateway counts every byte the browser receives,
     // whichever part of Chromium (page or worker) asked for it, and the HTTP messages each way,
     // so a load is over when every request sent has its whole answer back.
@@ -239,12 +239,16 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
     };
     try {
       const first = await visit();
+      // Chromium stores some entries in its HTTP cache after the load that fetched them is over:
+      // under CI load a second visit once fetched a 236 KB asset whole again. The cache is warm
+      // once a visit has found it; the third visit is measured against it.
       const second = await visit();
+      const warm = await visit();
       console.info(
-        `GraphiQL in chromium: page and assets ${first.pageAndAssets} bytes on the first load, ${second.pageAndAssets} on the second (API answers: introspection and the query, ${second.api})`,
+        `GraphiQL in chromium: page and assets ${first.pageAndAssets} bytes on the first load, ${second.pageAndAssets} on the second, ${warm.pageAndAssets} on the third (API answers: introspection and the query, ${warm.api})`,
       );
       expect(first.pageAndAssets).toBeGreaterThan(1_000_000);
-      expect(second.pageAndAssets).toBeLessThan(100_000);
+      expect(warm.pageAndAssets).toBeLessThan(100_000);
       expect(seen).toContain('GET /graphql');
     } finally {
       await page.close();
