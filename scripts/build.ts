@@ -2,8 +2,8 @@
  * Compiles services to plain JavaScript with esbuild, as production runs them: one `node`
  * process, no tsx, source maps beside the bundles. Our workspace packages (which export .ts
  * sources) are bundled; third-party packages stay external and are linked into the output's
- * own node_modules, so Node resolves them exactly as it would in a deployment (graphql-js is
- * loaded with `createRequire(import.meta.url)`, PGlite is imported on demand and loads its
+ * own node_modules, so Node resolves them exactly as it would in a deployment (graphql-js and
+ * graphql-jit are loaded with `createRequire(import.meta.url)`, PGlite is imported on demand and loads its
  * wasm and data files from its own package).
  *
  * A self-contained bundle (the CLI) also bundles its third-party code, but for PGlite: loading
@@ -63,7 +63,10 @@ const REQUIRE_SHIM =
   "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** Packages loaded with `createRequire` at run time (invisible to esbuild), and from where. */
-const RUNTIME_REQUIRES: [name: string, from: string][] = [['graphql', 'services/gateway']];
+const RUNTIME_REQUIRES: [name: string, from: string][] = [
+  ['graphql', 'services/gateway'],
+  ['graphql-jit', 'services/gateway'],
+];
 
 /** `@scope/name/sub` -> `@scope/name`; `name/sub` -> `name`. */
 function packageName(specifier: string): string {

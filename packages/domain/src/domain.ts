@@ -82,6 +82,11 @@ export interface RequestMeta {
 export interface OperationResult {
   json: string;
   replayed: boolean;
+  /**
+   * A read's answer as its handler returned it, the value `json` was serialized from, so that
+   * an in-process caller (GraphQL) need not parse `json` again. Shared: never modify it.
+   */
+  value?: unknown;
 }
 
 /**
@@ -260,11 +265,12 @@ export class Domain {
       const read = async (): Promise<OperationResult> => {
         const stores = this.ledger.stores;
         const ctx = await this.context(operation, input, meta, stores, cursors, true);
-        const json = JSON.stringify(await handler(input, ctx));
+        const value = await handler(input, ctx);
+        const json = JSON.stringify(value);
         if (Buffer.byteLength(json) > OPERATION_LIMITS.maxResponseBytes) {
           throw new DomainError('budget_exceeded', 'response too large');
         }
-        return { json, replayed: false };
+        return { json, replayed: false, value };
       };
       // A read commits nothing, so it may simply be abandoned at the deadline.
       return deadline ? deadline.race(read()) : read();

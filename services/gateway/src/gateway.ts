@@ -31,6 +31,8 @@ export interface GatewayOptions {
   lagWatch?: boolean;
   /** False to answer every GraphQL request through Yoga (tests hold the direct path against it). */
   graphqlDirectAnswers?: boolean;
+  /** False to execute every GraphQL operation with graphql-js (tests hold compiled queries against it). */
+  graphqlCompiledQueries?: boolean;
 }
 
 /** The indexer inside the gateway process (the default on either ledger; INDEXER=external turns it off). */
@@ -132,6 +134,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       production: env.NODE_ENV === 'production',
       maxStreams: env.GRAPHQL_MAX_STREAMS,
       directAnswers: options.graphqlDirectAnswers,
+      compiledQueries: options.graphqlCompiledQueries,
       graphiql: {
         enabled: env.GRAPHIQL !== '0',
         devToken: devIssuer ? () => devIssuer.sessionToken() : null,

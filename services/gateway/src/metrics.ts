@@ -3,7 +3,7 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client
 
 /**
  * Per-app Prometheus registry: request counts and latency by operation and outcome code, recall
- * outcomes by status, GraphQL answers by path, plus prom-client's process and Node.js metrics
+ * outcomes by status, GraphQL answers by path and executions by executor, plus prom-client's process and Node.js metrics
  * (CPU, memory, event-loop lag, GC, handles).
  */
 export class GatewayMetrics {
@@ -43,6 +43,17 @@ export class GatewayMetrics {
 
   graphqlAnswered(path: 'direct' | 'yoga'): void {
     this.graphqlAnswers.inc({ path });
+  }
+
+  private readonly graphqlExecutions = new Counter({
+    name: 'tms_graphql_executions_total',
+    help: "GraphQL operations executed, by executor: compiled (a query compiled for its document) or standard (graphql-js's)",
+    labelNames: ['executor'] as const,
+    registers: [this.registry],
+  });
+
+  graphqlExecuted(executor: 'compiled' | 'standard'): void {
+    this.graphqlExecutions.inc({ executor });
   }
 
   /** The domain's observer: told each recall's outcome. */

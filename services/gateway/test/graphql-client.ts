@@ -1,4 +1,5 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: GraphQL answers are walked as plain JSON in tests.
+import http from 'node:http';
 import { freshKey } from '@tms/testkit';
 
 export interface GraphqlResult<T = any> {
@@ -115,4 +116,47 @@ export function gql(query: string): string {
 /** A connection back to a /v1 page: `{ [key]: nodes, next_cursor }`. */
 export function page(connection: { edges: { node: unknown }[]; pageInfo: { endCursor: string | null } }, key: string) {
   return { [key]: connection.edges.map((e) => e.node), next_cursor: connection.pageInfo.endCursor };
+}
+
+/** An HTTP answer as sent: status, headers in order (but the clock's and the connection's), body. */
+export interface RawAnswer {
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+/** One HTTP exchange with exact control of the headers sent (fetch adds `accept: *\/*`). */
+export function exchange(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${baseUrl}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const pairs: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = (res.rawHeaders[i] ?? '').toLowerCase();
+          // The clock and the connection's own bookkeeping differ between any two answers.
+          if (name === 'date' || name === 'keep-alive' || name === 'connection') continue;
+          pairs.push([name, res.rawHeaders[i + 1] ?? '']);
+        }
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A counter's value on a gateway's `/metrics` (0 when it has not been counted yet). */
+export async function metricValue(baseUrl: string, series: string): Promise<number> {
+  const text = (await exchange(baseUrl, 'GET', '/metrics', {})).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return Number(line?.split(' ')[1] ?? 0);
 }

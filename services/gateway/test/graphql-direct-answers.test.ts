@@ -1,11 +1,8 @@
-import http from 'node:http';
-import { Writable } from 'node:stream';
-import { createLogger } from '@tms/telemetry';
 import { freshKey } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv } from '../src/env';
-import { type RunningGateway, startGateway } from '../src/gateway';
-import { type Harness, startHarness } from './harness';
+import type { RunningGateway } from '../src/gateway';
+import { exchange, metricValue } from './graphql-client';
+import { type Harness, startHarness, startPeerGateway } from './harness';
 
 /*
  * Plain POSTed GraphQL queries are answered without Yoga's Fetch API layer (`direct-answers.ts`).
@@ -20,41 +17,6 @@ import { type Harness, startHarness } from './harness';
  * one process only.
  */
 
-interface Answer {
-  status: number;
-  headers: [string, string][];
-  body: string;
-}
-
-/** One HTTP exchange with exact control of the headers sent (fetch adds `accept: *\/*`). */
-function exchange(
-  baseUrl: string,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${baseUrl}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = (res.rawHeaders[i] ?? '').toLowerCase();
-          // The clock and the connection's own bookkeeping differ between any two answers.
-          if (name === 'date' || name === 'keep-alive' || name === 'connection') continue;
-          pairs.push([name, res.rawHeaders[i + 1] ?? '']);
-        }
-        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 const VIEW = `query View($id: ID!, $asOf: Float, $knownAt: Float) {
   memory(id: $id, asOf: $asOf, knownAt: $knownAt) { asOf knownAt view {
     memory { id kind generation namespaceId }
@@ -68,7 +30,7 @@ const CREATE = `mutation($input: CreateMemoryInput!, $key: String!) {
 describe('GraphQL direct answers (postgres)', () => {
   let h: Harness;
   let viaYoga: RunningGateway;
-  let yogaStatements = 0;
+  let yogaStatements: { count: number };
   let token: string;
   let ws: string;
   let namespaceId: string;
@@ -77,26 +39,9 @@ describe('GraphQL direct answers (postgres)', () => {
 
   beforeAll(async () => {
     h = await startHarness({ driver: 'postgres' });
-    viaYoga = await startGateway(
-      parseEnv({
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: h.database?.url,
-        ...h.issuer.env(),
-        INDEXER: 'external',
-      }),
-      {
-        graphqlDirectAnswers: false,
-        lagWatch: false,
-        logger: createLogger(
-          { service: 'tms-gateway', level: 'warn' },
-          new Writable({ write: (_chunk, _encoding, done) => done() }),
-        ),
-        onQuery: () => {
-          yogaStatements += 1;
-        },
-      },
-    );
+    const peer = await startPeerGateway(h, { graphqlDirectAnswers: false });
+    viaYoga = peer.gateway;
+    yogaStatements = peer.statements;
     const workspace = await h.workspace();
     ws = workspace.id;
     token = await workspace.owner.token();
@@ -115,11 +60,7 @@ describe('GraphQL direct answers (postgres)', () => {
     await h?.close();
   });
 
-  const answeredDirectly = async (): Promise<number> => {
-    const text = (await exchange(h.url, 'GET', '/metrics', {})).body;
-    const line = text.split('\n').find((l) => l.startsWith('tms_graphql_answers_total{path="direct"}'));
-    return Number(line?.split(' ')[1] ?? 0);
-  };
+  const answeredDirectly = () => metricValue(h.url, 'tms_graphql_answers_total{path="direct"}');
 
   interface Case {
     name: string;
@@ -277,10 +218,10 @@ describe('GraphQL direct answers (postgres)', () => {
     const directStatements = h.queries.count;
     expect((await answeredDirectly()) - before, 'answered by the direct path').toBe(c.direct ? 1 : 0);
 
-    yogaStatements = 0;
+    yogaStatements.count = 0;
     const yoga = await send(viaYoga.url, requestId);
     expect(direct).toEqual(yoga);
-    if (c.statements !== false) expect(directStatements, 'statements: nothing runs twice').toBe(yogaStatements);
+    if (c.statements !== false) expect(directStatements, 'statements: nothing runs twice').toBe(yogaStatements.count);
   });
 
   it('answers a create directly, and its replay through Yoga is the same answer', async () => {

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '@tms/telemetry';
 import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
 import { parseEnv } from '../src/env';
-import { type RunningGateway, startGateway } from '../src/gateway';
+import { type GatewayOptions, type RunningGateway, startGateway } from '../src/gateway';
 
 export type Driver = 'postgres' | 'pglite';
 export const DRIVERS: Driver[] = ['pglite', 'postgres'];
@@ -162,4 +162,32 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A second gateway over a Postgres harness's database (PGlite's directory opens in one process
+ * only), with options of its own and a quiet log, for tests that hold two ways of answering
+ * against each other. `statements` counts its SQL; the caller closes it.
+ */
+export async function startPeerGateway(
+  h: Harness,
+  options: GatewayOptions,
+): Promise<{ gateway: RunningGateway; statements: { count: number } }> {
+  if (!h.database) throw new Error('a peer gateway needs the Postgres harness');
+  const statements = { count: 0 };
+  const gateway = await startGateway(
+    parseEnv({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: h.database.url, ...h.issuer.env(), INDEXER: 'external' }),
+    {
+      ...options,
+      lagWatch: false,
+      logger: createLogger(
+        { service: 'tms-gateway', level: 'warn' },
+        new Writable({ write: (_chunk, _encoding, done) => done() }),
+      ),
+      onQuery: () => {
+        statements.count += 1;
+      },
+    },
+  );
+  return { gateway, statements };
 }

@@ -57,12 +57,18 @@ export function atAll<T extends object>(values: readonly T[], knownAt: number): 
 
 /** Drop null and undefined: GraphQL's "no value" for an optional argument is either. */
 export function present(values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== null));
+  const out: Record<string, unknown> = {};
+  for (const key in values) {
+    const value = values[key];
+    if (value !== undefined && value !== null) out[key] = value;
+  }
+  return out;
 }
 
 /**
  * Run one catalog operation through the domain exactly as `/v1` does (validation, scope,
- * workspace, idempotency, transaction) and parse its JSON answer.
+ * workspace, idempotency, transaction) and take its answer: a read's as the domain built it,
+ * a write's parsed from its JSON (a replay has nothing else).
  */
 export async function runOperation<T = Record<string, unknown>>(
   ctx: GraphQLContext,
@@ -81,7 +87,7 @@ export async function runOperation<T = Record<string, unknown>>(
       deadline: ctx.deadline,
     },
   );
-  return JSON.parse(result.json) as T;
+  return (result.value ?? JSON.parse(result.json)) as T;
 }
 
 /** The shape a connection field resolves to: one domain page. */
@@ -117,8 +123,29 @@ function selectionHas(info: GraphQLResolveInfo, set: SelectionSetNode | undefine
   return found;
 }
 
+/**
+ * Answers of `selects` per field nodes (they belong to one parsed document, which the executor
+ * hands out again for every request sending the same document) and path.
+ */
+const selected = new WeakMap<readonly FieldNode[], Map<string, boolean>>();
+
 /** Whether the current field's selection reaches `path` (through fragments too). */
 export function selects(info: GraphQLResolveInfo, path: readonly (readonly string[])[]): boolean {
+  const key = path.map((alternative) => alternative.join('.')).join('|');
+  let answers = selected.get(info.fieldNodes);
+  if (!answers) {
+    answers = new Map();
+    selected.set(info.fieldNodes, answers);
+  }
+  let answer = answers.get(key);
+  if (answer === undefined) {
+    answer = reaches(info, path);
+    answers.set(key, answer);
+  }
+  return answer;
+}
+
+function reaches(info: GraphQLResolveInfo, path: readonly (readonly string[])[]): boolean {
   return path.some((alternative) => {
     let nodes: readonly FieldNode[] = info.fieldNodes;
     for (const name of alternative) {

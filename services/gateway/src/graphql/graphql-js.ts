@@ -9,5 +9,5 @@ import type * as GraphQLJs from 'graphql';
  */
 const graphqlJs = createRequire(import.meta.url)('graphql') as typeof GraphQLJs;
 
-export const { GraphQLError, Kind, getOperationAST, lexicographicSortSchema, printSchema, validate } = graphqlJs;
+export const { GraphQLError, Kind, getOperationAST, lexicographicSortSchema, printSchema, validate, visit } = graphqlJs;
 export type GraphQLError = GraphQLJs.GraphQLError;

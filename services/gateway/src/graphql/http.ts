@@ -30,6 +30,8 @@ export interface GraphqlOptions {
    * false; tests turn it off to hold the two paths' answers against each other.
    */
   directAnswers?: boolean;
+  /** Execute repeated queries by compiled code (`compiled-queries.ts`); on unless false (tests compare). */
+  compiledQueries?: boolean;
 }
 
 /** Open subscription streams per process unless configured (GRAPHQL_MAX_STREAMS). */
@@ -40,8 +42,11 @@ export interface GraphqlDependencies {
   logger: Logger;
   /** The operation deadline, for each batch of a subscription. */
   timeoutMs: number;
-  /** Told which path answered each GraphQL request (`tms_graphql_answers_total`). */
-  metrics: Pick<GatewayMetrics, 'graphqlAnswered'>;
+  /**
+   * Told which path answered each GraphQL request (`tms_graphql_answers_total`) and which
+   * executor ran each operation (`tms_graphql_executions_total`).
+   */
+  metrics: Pick<GatewayMetrics, 'graphqlAnswered' | 'graphqlExecuted'>;
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -70,7 +75,11 @@ export class GraphqlHandler {
     private readonly deps: GraphqlDependencies,
     private readonly options: GraphqlOptions,
   ) {
-    this.server = createGraphQLServer({ production: options.production });
+    this.server = createGraphQLServer({
+      production: options.production,
+      compiledQueries: options.compiledQueries,
+      onExecution: (executor) => deps.metrics.graphqlExecuted(executor),
+    });
     this.streams = new StreamSlots(options.maxStreams ?? DEFAULT_MAX_STREAMS);
   }
 

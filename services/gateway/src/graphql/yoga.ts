@@ -1,8 +1,10 @@
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { inSpan } from '@tms/telemetry';
+import { activeTracing, inSpan } from '@tms/telemetry';
 import { type GraphQLError, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { compiledQueries, type Executor } from './compiled-queries';
 import type { GraphQLContext } from './context';
+import { MAX_CACHED_DOCUMENTS, RecentlyUsed, validationResults } from './document-caches';
 import { shapeError } from './errors';
 import { armorPlugins, requestChecks } from './limits';
 import { graphqlSchema } from './schema';
@@ -13,6 +15,10 @@ export const GRAPHQL_PATH = '/graphql';
 export interface YogaOptions {
   /** NODE_ENV=production: no field suggestions in validation messages. */
   production: boolean;
+  /** Execute repeated queries by compiled code (`compiled-queries.ts`); on unless false. */
+  compiledQueries?: boolean;
+  /** Told which executor ran each operation (`tms_graphql_executions_total`). */
+  onExecution?: (executor: Executor) => void;
 }
 
 export type GraphQLServer = YogaServerInstance<GraphQLContext, Record<string, never>>;
@@ -79,11 +85,13 @@ function subscriptionsToYoga(): Plugin<GraphQLContext> {
 
 /**
  * A span per executed operation, a child of the request's server span (the statements it runs
- * are its children), named `graphql.<type> <name>`.
+ * are its children), named `graphql.<type> <name>`. Only while tracing is on: the no-op span
+ * still cost each request an async wrapper around its execution.
  */
 function operationSpans(): Plugin<GraphQLContext> {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
+      if (!activeTracing().enabled) return;
       const operation = getOperationAST(args.document, args.operationName);
       const type = operation?.operation ?? 'query';
       const name = operation?.name?.value ?? args.operationName ?? null;
@@ -104,7 +112,7 @@ function operationSpans(): Plugin<GraphQLContext> {
  * GraphiQL are handled by that route, and so are plain POSTed queries (`direct-answers.ts`
  * runs them through this server's operation pipeline); here: CSRF prevention, the strict
  * request decoder (the one `/v1` and `/mcp` use), the query limits, the parser and validation
- * caches, and error shaping. Subscriptions (the change feed) over server-sent events
+ * caches (`document-caches.ts`), compiled queries and error shaping. Subscriptions (the change feed) over server-sent events
  * only (Yoga's own transport; no WebSocket). No batching, no uploads.
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
@@ -118,15 +126,22 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
     multipart: false,
     cors: false,
     logging: false,
-    parserAndValidationCache: true,
+    // Parsed documents in a cache of our own, validation results per document by our plugin.
+    parserAndValidationCache: {
+      documentCache: new RecentlyUsed(MAX_CACHED_DOCUMENTS),
+      errorCache: new RecentlyUsed(MAX_CACHED_DOCUMENTS),
+      validationCache: false,
+    },
     // The /graphql route has capped the body (262144 bytes) before Yoga sees it.
     maxRequestBodySize: false,
     plugins: [
+      validationResults(),
       useCSRFPrevention(),
       strictRequestParsing(),
       ...armorPlugins(options),
       subscriptionsToYoga(),
       requestChecks(),
+      compiledQueries({ enabled: options.compiledQueries !== false, onExecution: options.onExecution }),
       operationSpans(),
       errorShaping(),
       executedResults(),
