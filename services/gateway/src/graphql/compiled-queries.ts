@@ -3,6 +3,7 @@ import type { DocumentNode, ExecutionResult, FieldNode, GraphQLSchema } from 'gr
 import type * as GraphQLJit from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './context';
+import { RecentlyUsed } from './document-caches';
 import { GraphQLError, getOperationAST, visit } from './graphql-js';
 
 // graphql-jit loaded as Node resolves it (its CommonJS build), so that it shares graphql-js
@@ -50,17 +51,16 @@ export interface CompiledQueriesOptions {
  * `graphql-compiled-queries.test.ts` holds both executors' answers against each other.
  */
 export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQLContext> {
-  const documents = new Map<DocumentNode, Map<string, Entry>>();
+  const documents = new RecentlyUsed<DocumentNode, Map<string, Entry>>(MAX_TRACKED_DOCUMENTS);
   const counted = (executor: Executor) => options.onExecution?.(executor);
 
   /** The compiled code of this operation, compiling it on its COMPILE_ON_EXECUTION-th execution. */
   const compiledRun = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null) => {
     let operations = documents.get(document);
-    if (operations) documents.delete(document);
-    else operations = new Map();
-    // Most recently executed last; the first is the one to drop.
-    documents.set(document, operations);
-    if (documents.size > MAX_TRACKED_DOCUMENTS) documents.delete(documents.keys().next().value as DocumentNode);
+    if (!operations) {
+      operations = new Map();
+      documents.set(document, operations);
+    }
 
     const key = operationName ?? '';
     const entry = operations.get(key) ?? { executions: 0 };
