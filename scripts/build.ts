@@ -3,8 +3,8 @@
  * process, no tsx, source maps beside the bundles. Our workspace packages (which export .ts
  * sources) are bundled; third-party packages stay external and are linked into the output's
  * own node_modules, so Node resolves them exactly as it would in a deployment (graphql-js and
- * graphql-jit are loaded with `createRequire(import.meta.url)`, PGlite is imported on demand and loads its
- * wasm and data files from its own package).
+ * graphql-jit are loaded with `createRequire(import.meta.url)`, PGlite is imported on demand
+ * and loads its wasm and data files from its own package).
  *
  * A self-contained bundle (the CLI) also bundles its third-party code, but for PGlite: loading
  * one file instead of a few hundred modules halves its start (`svc mcp` is started by an agent

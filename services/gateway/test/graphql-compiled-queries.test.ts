@@ -1,7 +1,7 @@
 import { freshKey, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../src/gateway';
-import { COMPILE_ON_EXECUTION } from '../src/graphql/compiled-queries';
+import { COMPILE_ON_EXECUTION, MAX_COMPILED_DOCUMENT_LENGTH } from '../src/graphql/compiled-queries';
 import { exchange, metricValue } from './graphql-client';
 import { type Harness, startHarness, startPeerGateway } from './harness';
 
@@ -227,6 +227,12 @@ describe('GraphQL compiled queries (postgres)', () => {
       statements: false,
     },
     { name: 'an unknown field', query: () => '{ memory(id: "x") { nope } }', executor: 'none' },
+    {
+      name: 'a document too long to compile (graphql-js executes it every time)',
+      query: () => VIEW.replace('{ asOf', `{ # ${'padding '.repeat(MAX_COMPILED_DOCUMENT_LENGTH / 8)}\n asOf`),
+      variables: () => ({ id: ids.memory, asOf: now, knownAt: now }),
+      executor: 'standard',
+    },
   ];
 
   const executions = async (): Promise<Record<Executor, number>> => ({

@@ -23,6 +23,50 @@ export const COMPILE_ON_EXECUTION = 2;
  */
 export const MAX_TRACKED_DOCUMENTS = 500;
 
+/**
+ * Compilation time grows with the document (here about 2.5 ms for the 56 tokens of a memory
+ * view, about 20 ms for 600 tokens), and a client could send ever new documents twice each.
+ * So a document longer than this (characters of its text) is never compiled...
+ */
+export const MAX_COMPILED_DOCUMENT_LENGTH = 2000;
+
+/**
+ * ...and compiling takes at most this share of the process's time: a budget of milliseconds,
+ * refilled at `msPerSecond` up to `burstMs`. A query that finds it spent runs on graphql-js's
+ * executor and is compiled at a later execution.
+ */
+export const COMPILE_BUDGET = { msPerSecond: 50, burstMs: 250 } as const;
+
+/** Milliseconds of compilation allowed now, refilled with the passing time (`now` in ms). */
+export class CompileBudget {
+  private available: number;
+  private refilledAt: number;
+
+  constructor(
+    private readonly limits: { msPerSecond: number; burstMs: number } = COMPILE_BUDGET,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.available = limits.burstMs;
+    this.refilledAt = now();
+  }
+
+  /** Whether a compilation may start now. */
+  allows(): boolean {
+    const now = this.now();
+    this.available = Math.min(
+      this.limits.burstMs,
+      this.available + ((now - this.refilledAt) * this.limits.msPerSecond) / 1000,
+    );
+    this.refilledAt = now;
+    return this.available > 0;
+  }
+
+  /** Charge a compilation that took `ms`. */
+  spend(ms: number): void {
+    this.available -= ms;
+  }
+}
+
 export type Executor = 'compiled' | 'standard';
 
 type CompiledRun = (root: unknown, context: unknown, variables: unknown) => ExecutionResult | Promise<ExecutionResult>;
@@ -34,14 +78,17 @@ export interface CompiledQueriesOptions {
   /** False: every operation runs on graphql-js's executor (tests compare the two). */
   enabled: boolean;
   onExecution?: (executor: Executor) => void;
+  /** The compilation budget (tests pass one with a clock of their own). */
+  budget?: CompileBudget;
 }
 
 /**
  * Queries executed by code compiled for their document (graphql-jit) instead of graphql-js's
  * executor walking the document field by field on every request: gateway CPU per memory view
- * from about 0.26 to 0.21 ms (`tsx bench/profile.ts graphql`, see the README's "Performance").
+ * from about 0.30 to 0.23 ms (`tsx bench/profile.ts graphql`, see the README's "Performance").
  *
- * Only queries: mutations and subscriptions keep graphql-js's executor. Parsing, validation,
+ * Only queries of at most MAX_COMPILED_DOCUMENT_LENGTH characters, compiled within the
+ * COMPILE_BUDGET: mutations and subscriptions keep graphql-js's executor. Parsing, validation,
  * limits and every other plugin run as before; this swaps the executor only, keyed by the
  * parsed document Yoga's cache hands out. An answer cannot change:
  * - Variables graphql-jit refuses were refused before any field ran; the standard executor then
@@ -52,6 +99,7 @@ export interface CompiledQueriesOptions {
  */
 export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQLContext> {
   const documents = new RecentlyUsed<DocumentNode, Map<string, Entry>>(MAX_TRACKED_DOCUMENTS);
+  const budget = options.budget ?? new CompileBudget();
   const counted = (executor: Executor) => options.onExecution?.(executor);
 
   /** The compiled code of this operation, compiling it on its COMPILE_ON_EXECUTION-th execution. */
@@ -66,11 +114,13 @@ export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQL
     const entry = operations.get(key) ?? { executions: 0 };
     if ('run' in entry) return entry.run;
     const executions = entry.executions + 1;
-    if (executions < COMPILE_ON_EXECUTION) {
+    if (executions < COMPILE_ON_EXECUTION || !budget.allows()) {
       operations.set(key, { executions });
       return null;
     }
+    const started = performance.now();
     const run = compile(schema, document, operationName ?? undefined);
+    budget.spend(performance.now() - started);
     operations.set(key, { run });
     return run;
   };
@@ -100,6 +150,7 @@ export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQL
 }
 
 function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): CompiledRun | null {
+  if ((document.loc?.end ?? Number.POSITIVE_INFINITY) > MAX_COMPILED_DOCUMENT_LENGTH) return null;
   if (getOperationAST(document, operationName)?.operation !== 'query') return null;
   const compiled = compileQuery(schema, document, operationName, {
     // The error a field threw keeps its stack; graphql-jit's own errors need none.
