@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // (test/fixtures/terminated-backend.mjs) so that such a crash shows as its exit, not as an
 // error the test runner swallows.
 const FIXTURE = path.join(import.meta.dirname, 'fixtures/terminated-backend.mjs');
+const TYPES_FIXTURE = path.join(import.meta.dirname, 'fixtures/types-query-cancelled.mjs');
 
 interface Run {
   code: number | null;
@@ -17,9 +18,9 @@ interface Run {
   stderr: string;
 }
 
-function runFixture(databaseUrl: string): Promise<Run> {
+function runFixture(databaseUrl: string, fixture = FIXTURE): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIXTURE, databaseUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [fixture, databaseUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -64,5 +65,14 @@ describe('postgres.js when a backend is terminated under its connection', () => 
       // A new session serves; the dead backend's FATAL does not fail its first query.
       { scenario: 'after', one: 1 },
     ]);
+  });
+
+  it("keeps the process alive when a new connection's own array-types query fails", async () => {
+    const run = await runFixture(database.url, TYPES_FIXTURE);
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null });
+    const [answer, alive] = run.stdout.trim().split('\n');
+    // The caller's query meets the same 1 ms timeout, or (on a fast enough server) succeeds.
+    expect([JSON.stringify({ code: '57014' }), JSON.stringify({ one: 1 })]).toContain(answer);
+    expect(alive).toBe('alive');
   });
 });
