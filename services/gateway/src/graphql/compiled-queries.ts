@@ -78,8 +78,6 @@ export interface CompiledQueriesOptions {
   /** False: every operation runs on graphql-js's executor (tests compare the two). */
   enabled: boolean;
   onExecution?: (executor: Executor) => void;
-  /** The compilation budget (tests pass one with a clock of their own). */
-  budget?: CompileBudget;
 }
 
 /**
@@ -99,7 +97,7 @@ export interface CompiledQueriesOptions {
  */
 export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQLContext> {
   const documents = new RecentlyUsed<DocumentNode, Map<string, Entry>>(MAX_TRACKED_DOCUMENTS);
-  const budget = options.budget ?? new CompileBudget();
+  const budget = new CompileBudget();
   const counted = (executor: Executor) => options.onExecution?.(executor);
 
   /** The compiled code of this operation, compiling it on its COMPILE_ON_EXECUTION-th execution. */
@@ -113,14 +111,22 @@ export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQL
     const key = operationName ?? '';
     const entry = operations.get(key) ?? { executions: 0 };
     if ('run' in entry) return entry.run;
+    if (!compilable(document, operationName ?? undefined)) {
+      operations.set(key, { run: null });
+      return null;
+    }
     const executions = entry.executions + 1;
     if (executions < COMPILE_ON_EXECUTION || !budget.allows()) {
       operations.set(key, { executions });
       return null;
     }
     const started = performance.now();
-    const run = compile(schema, document, operationName ?? undefined);
+    const compiled = compileQuery(schema, document, operationName ?? undefined, {
+      // The error a field threw keeps its stack; graphql-jit's own errors need none.
+      disablingCapturingStackErrors: true,
+    });
     budget.spend(performance.now() - started);
+    const run = isCompiledQuery(compiled) ? (compiled.query as CompiledRun) : null;
     operations.set(key, { run });
     return run;
   };
@@ -149,14 +155,10 @@ export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQL
   };
 }
 
-function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): CompiledRun | null {
-  if ((document.loc?.end ?? Number.POSITIVE_INFINITY) > MAX_COMPILED_DOCUMENT_LENGTH) return null;
-  if (getOperationAST(document, operationName)?.operation !== 'query') return null;
-  const compiled = compileQuery(schema, document, operationName, {
-    // The error a field threw keeps its stack; graphql-jit's own errors need none.
-    disablingCapturingStackErrors: true,
-  });
-  return isCompiledQuery(compiled) ? (compiled.query as CompiledRun) : null;
+/** A query short enough to compile; mutations and subscriptions never are. */
+function compilable(document: DocumentNode, operationName: string | undefined): boolean {
+  if ((document.loc?.end ?? Number.POSITIVE_INFINITY) > MAX_COMPILED_DOCUMENT_LENGTH) return false;
+  return getOperationAST(document, operationName)?.operation === 'query';
 }
 
 /**

@@ -112,8 +112,9 @@ function operationSpans(): Plugin<GraphQLContext> {
  * GraphiQL are handled by that route, and so are plain POSTed queries (`direct-answers.ts`
  * runs them through this server's operation pipeline); here: CSRF prevention, the strict
  * request decoder (the one `/v1` and `/mcp` use), the query limits, the parser and validation
- * caches (`document-caches.ts`), compiled queries and error shaping. Subscriptions (the change feed) over server-sent events
- * only (Yoga's own transport; no WebSocket). No batching, no uploads.
+ * caches (`document-caches.ts`), compiled queries (`compiled-queries.ts`) and error shaping.
+ * Subscriptions (the change feed) over server-sent events only (Yoga's own transport; no
+ * WebSocket). No batching, no uploads.
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
   return createYoga<GraphQLContext, Record<string, never>>({
