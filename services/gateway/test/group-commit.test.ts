@@ -200,6 +200,58 @@ describe('group commit per workspace (postgres)', () => {
     expect(fixed.commit.sequence).toBe(before + 4);
   });
 
+  it('a batch whose rows statement fails (sent with its COMMIT) acknowledges nothing of it; its writes run alone', async () => {
+    const { ws, api, namespaceId } = await workspaceWithNamespace();
+    const before = (await commitsOf(ws)).length;
+    // A real failure of the batch's rows statement, after every rule passed: Postgres refuses
+    // one revision row. The driver has already sent COMMIT behind that statement, which
+    // Postgres then answers as a rollback.
+    const marker = 424242;
+    await query(sql.raw(`create or replace function refuse_marked_revision() returns trigger language plpgsql as $$
+      begin
+        if new.valid_from = ${marker} then raise exception 'refused by the test trigger'; end if;
+        return new;
+      end $$`));
+    await query(sql.raw('drop trigger if exists refuse_marked_revision on revisions'));
+    await query(
+      sql.raw(
+        'create trigger refuse_marked_revision before insert on revisions for each row execute function refuse_marked_revision()',
+      ),
+    );
+    try {
+      const refusedKey = freshKey();
+      const { rest } = await behindHeldHead(
+        ws,
+        () => api.post('/v1/memories', memoryBody(namespaceId, 'first')),
+        () => [
+          api.post('/v1/memories', memoryBody(namespaceId, 'kept A')),
+          api.post('/v1/memories', memoryBody(namespaceId, 'refused', { valid_from: marker }), { idem: refusedKey }),
+          api.post('/v1/memories', memoryBody(namespaceId, 'kept B')),
+        ],
+      );
+      const [keptA, refused, keptB] = rest as [CallResult, CallResult, CallResult];
+      expectShape(keptA, 'memories.create');
+      expectShape(keptB, 'memories.create');
+      expect(refused.status).toBeGreaterThanOrEqual(500);
+
+      // Gap-free, nothing of the refused write, and the kept two committed apart: their batch
+      // rolled back as a whole and each ran alone.
+      const log = (await commitsOf(ws)).slice(before);
+      expect(log.map((r) => Number(r.sequence))).toEqual([before + 1, before + 2, before + 3]);
+      expect(new Set(log.map((r) => r.xmin)).size).toBe(3);
+      const texts = await query<{ text: string }>(
+        sql`select convert_from(text, 'UTF8') as text from revisions where workspace_id = ${ws} order by 1`,
+      );
+      expect(texts.map((r) => r.text)).toEqual(['first', 'kept A', 'kept B']);
+      const records = await query<{ n: number }>(
+        sql`select count(*)::int as n from idempotency_records where key = ${refusedKey}`,
+      );
+      expect(records[0]?.n).toBe(0);
+    } finally {
+      await query(sql.raw('drop trigger if exists refuse_marked_revision on revisions'));
+    }
+  });
+
   it('two identical requests under one key sent together execute once; the second replays byte for byte', async () => {
     const { ws, api, namespaceId } = await workspaceWithNamespace();
     const before = (await commitsOf(ws)).length;
