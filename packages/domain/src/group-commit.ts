@@ -159,10 +159,10 @@ export class GroupCommitter {
     });
     const suspended: Extract<PreparedWrite, { kind: 'committing' }>[] = [];
     try {
-      const rows = await this.ledger.transaction(
+      await this.ledger.transaction(
         async (stores) => {
           try {
-            return await this.runInTransaction(workspaceId, batch, stores, outcomes, suspended);
+            await this.runInTransaction(workspaceId, batch, stores, outcomes, suspended);
           } catch (error) {
             // Also reached when postgres.js already failed the transaction on a closed
             // connection while this callback was still running: no handler stays suspended.
@@ -172,9 +172,6 @@ export class GroupCommitter {
         },
         { retry: false },
       );
-      // The rows went out with COMMIT; if their statement failed, Postgres answered that COMMIT
-      // with a rollback (no error), so the batch counts as committed only once they succeeded.
-      if (rows !== null) await rows.written;
     } catch (error) {
       // Nothing of the batch committed: every write runs again by itself (its own deadline,
       // idempotency record and error answer, as without grouping), so none is half-answered.
@@ -204,7 +201,7 @@ export class GroupCommitter {
     stores: Stores,
     outcomes: Map<Entry, { result: GroupResult } | { error: unknown }>,
     suspended: Extract<PreparedWrite, { kind: 'committing' }>[],
-  ): Promise<RowsSent | null> {
+  ): Promise<void> {
     // No statement outlives the earliest deadline in the batch (a later one's write then runs
     // alone). The timeout is set by the statement that tries every write's idempotency lock.
     const deadlines = batch.map((e) => e.write.deadline).filter((d): d is Deadline => d !== null);
@@ -245,7 +242,7 @@ export class GroupCommitter {
       outcomes.set(entry, { error: deadlinePassed() });
       committing.splice(i, 1);
     }
-    if (committing.length === 0) return null;
+    if (committing.length === 0) return;
 
     // Phase two: lock the head once and take every sequence, then send all rows together.
     const requests = committing.flatMap(({ write }) => (write.commit ? [write.commit] : []));
@@ -275,23 +272,15 @@ export class GroupCommitter {
       }),
     );
     suspended.length = 0;
-    // Right before the rows and COMMIT are sent: a write past its deadline must not commit, so
-    // the batch rolls back and its writes run alone (where the late one is answered `unavailable`).
+    // Every row of the batch and one NOTIFY, in one statement.
+    await collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
+    // Right before COMMIT: a write past its deadline must not commit, so the batch rolls back
+    // and its writes run alone (where the late one is answered `unavailable`).
     for (const { entry } of committing) {
       if (entry.write.deadline?.passed) throw deadlinePassed();
     }
-    // Every row of the batch and one NOTIFY, in one statement, not awaited here: the driver sends
-    // COMMIT right behind it (one round trip less with the head locked). `run` waits for it.
-    const written = collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
-    written.catch(() => {}); // awaited by `run`; this only keeps a failure from going unhandled meanwhile
     committing.forEach(({ entry }, i) => {
       outcomes.set(entry, { result: finished[i] as GroupResult });
     });
-    return { written };
   }
-}
-
-/** A batch's rows statement, sent and followed by COMMIT before its answer arrived. */
-interface RowsSent {
-  written: Promise<void>;
 }

@@ -200,18 +200,20 @@ describe('group commit per workspace (postgres)', () => {
     expect(fixed.commit.sequence).toBe(before + 4);
   });
 
-  it('a batch whose rows statement fails (sent with its COMMIT) acknowledges nothing of it; its writes run alone', async () => {
+  it('a batch whose rows statement fails acknowledges nothing of it; its writes run alone', async () => {
     const { ws, api, namespaceId } = await workspaceWithNamespace();
     const before = (await commitsOf(ws)).length;
     // A real failure of the batch's rows statement, after every rule passed: Postgres refuses
-    // one revision row. The driver has already sent COMMIT behind that statement, which
-    // Postgres then answers as a rollback.
+    // one revision row. (Sending COMMIT right behind that statement was tried: Postgres then
+    // answers COMMIT as a rollback with no error, which this test requires to be noticed.)
     const marker = 424242;
-    await query(sql.raw(`create or replace function refuse_marked_revision() returns trigger language plpgsql as $$
+    await query(
+      sql.raw(`create or replace function refuse_marked_revision() returns trigger language plpgsql as $$
       begin
         if new.valid_from = ${marker} then raise exception 'refused by the test trigger'; end if;
         return new;
-      end $$`));
+      end $$`),
+    );
     await query(sql.raw('drop trigger if exists refuse_marked_revision on revisions'));
     await query(
       sql.raw(
