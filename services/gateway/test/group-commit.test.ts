@@ -104,6 +104,18 @@ describe('group commit per workspace (postgres)', () => {
     );
   }
 
+  async function revisionTextsOf(ws: string): Promise<string[]> {
+    const rows = await query<{ text: string }>(
+      sql`select convert_from(text, 'UTF8') as text from revisions where workspace_id = ${ws} order by 1`,
+    );
+    return rows.map((r) => r.text);
+  }
+
+  async function idempotencyRecordsUnder(key: string): Promise<number> {
+    const rows = await query<{ n: number }>(sql`select count(*)::int as n from idempotency_records where key = ${key}`);
+    return rows[0]?.n ?? 0;
+  }
+
   it('200 concurrent creates into one workspace take 200 distinct, gap-free sequences in commit order, in few transactions', async () => {
     const { ws, api, namespaceId } = await workspaceWithNamespace();
     const before = (await commitsOf(ws)).length;
@@ -181,14 +193,8 @@ describe('group commit per workspace (postgres)', () => {
     // No trace: no commit, no memory, no idempotency record under its key.
     const log = (await commitsOf(ws)).slice(before);
     expect(log.map((r) => Number(r.sequence))).toEqual([before + 1, before + 2, before + 3]);
-    const texts = await query<{ text: string }>(
-      sql`select convert_from(text, 'UTF8') as text from revisions where workspace_id = ${ws} order by 1`,
-    );
-    expect(texts.map((r) => r.text)).toEqual(['first', 'kept A', 'kept B']);
-    const records = await query<{ n: number }>(
-      sql`select count(*)::int as n from idempotency_records where key = ${failingKey}`,
-    );
-    expect(records[0]?.n).toBe(0);
+    expect(await revisionTextsOf(ws)).toEqual(['first', 'kept A', 'kept B']);
+    expect(await idempotencyRecordsUnder(failingKey)).toBe(0);
     // The two kept writes committed in one transaction, apart from the first.
     expect(log[1]?.xmin).toBe(log[2]?.xmin);
     expect(log[0]?.xmin).not.toBe(log[1]?.xmin);
@@ -214,10 +220,9 @@ describe('group commit per workspace (postgres)', () => {
         return new;
       end $$`),
     );
-    await query(sql.raw('drop trigger if exists refuse_marked_revision on revisions'));
     await query(
       sql.raw(
-        'create trigger refuse_marked_revision before insert on revisions for each row execute function refuse_marked_revision()',
+        'create or replace trigger refuse_marked_revision before insert on revisions for each row execute function refuse_marked_revision()',
       ),
     );
     try {
@@ -241,14 +246,8 @@ describe('group commit per workspace (postgres)', () => {
       const log = (await commitsOf(ws)).slice(before);
       expect(log.map((r) => Number(r.sequence))).toEqual([before + 1, before + 2, before + 3]);
       expect(new Set(log.map((r) => r.xmin)).size).toBe(3);
-      const texts = await query<{ text: string }>(
-        sql`select convert_from(text, 'UTF8') as text from revisions where workspace_id = ${ws} order by 1`,
-      );
-      expect(texts.map((r) => r.text)).toEqual(['first', 'kept A', 'kept B']);
-      const records = await query<{ n: number }>(
-        sql`select count(*)::int as n from idempotency_records where key = ${refusedKey}`,
-      );
-      expect(records[0]?.n).toBe(0);
+      expect(await revisionTextsOf(ws)).toEqual(['first', 'kept A', 'kept B']);
+      expect(await idempotencyRecordsUnder(refusedKey)).toBe(0);
     } finally {
       await query(sql.raw('drop trigger if exists refuse_marked_revision on revisions'));
     }
@@ -275,10 +274,7 @@ describe('group commit per workspace (postgres)', () => {
     expect(again.text).toBe(once.text);
     const log = (await commitsOf(ws)).slice(before);
     expect(log).toHaveLength(3);
-    const texts = await query<{ text: string }>(
-      sql`select convert_from(text, 'UTF8') as text from revisions where workspace_id = ${ws} order by 1`,
-    );
-    expect(texts.map((r) => r.text)).toEqual(['first', 'other', 'said twice']);
+    expect(await revisionTextsOf(ws)).toEqual(['first', 'other', 'said twice']);
     // Executed in the batch (the repeat waited for the next one), not by falling back to one
     // transaction per write.
     expect(log[1]?.xmin).toBe(log[2]?.xmin);
