@@ -6,6 +6,7 @@ import type { CommitWatch } from './commit-watch';
 import type { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { DomainError } from './errors';
+import type { GroupCommitObserver } from './group-commit';
 
 /** Operator settings the rules depend on. */
 export interface DomainSettings {
@@ -18,9 +19,10 @@ export type RecallStatus = 'complete' | 'partial' | 'pending' | 'degraded';
 
 /**
  * Outcomes the rules report to whoever composed the domain (the gateway counts them on its
- * /metrics), once per answer whichever transport asked.
+ * /metrics), once per answer whichever transport asked; and a group commit batch still running
+ * past its writes' deadlines (the gateway logs it as an error).
  */
-export interface DomainObserver {
+export interface DomainObserver extends GroupCommitObserver {
   recall?(status: RecallStatus): void;
 }
 

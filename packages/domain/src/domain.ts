@@ -280,7 +280,8 @@ export class Domain {
     const grouped = key !== null && GROUP_COMMITTED.has(operation.name) && operation.workspace === 'selected';
     if (this.groupCommits && grouped) {
       const workspaceId = meta.caller.boundWorkspaceId ?? meta.selectedWorkspaceId;
-      if (workspaceId !== null) return this.groupCommits.submit(workspaceId, this.groupedWrite(write, key));
+      if (workspaceId !== null)
+        return this.groupCommits.submit(workspaceId, this.groupedWrite(write, key), this.observer);
     }
     return this.writeAlone(write);
   }

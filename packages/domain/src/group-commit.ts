@@ -1,3 +1,4 @@
+import { OPERATION_LIMITS } from '@tms/catalog';
 import {
   type CommitStamp,
   collectingStores,
@@ -12,6 +13,29 @@ import { DomainError } from './errors';
 
 /** Writes committed together in one transaction at most (a batch grows under load up to this). */
 export const MAX_GROUP_SIZE = 64;
+
+/** Where a batch is: named in the report of a batch that runs past its writes' deadlines. */
+export type BatchStage =
+  | 'opening its transaction'
+  | 'taking idempotency locks'
+  | 'reads and rules'
+  | 'locking the head'
+  | 'handlers finishing'
+  | 'writing rows'
+  | 'committing'
+  | 'writes running alone';
+
+export interface SlowBatchReport {
+  workspaceId: string;
+  writes: number;
+  stage: BatchStage;
+  elapsedMs: number;
+}
+
+/** Told about a batch still running well past its writes' deadlines (it is reported again while it runs). */
+export interface GroupCommitObserver {
+  slowBatch?(report: SlowBatchReport): void;
+}
 
 /** What a grouped write asks of the batch when it reaches its commit point. */
 export interface CommitRequest {
@@ -68,8 +92,14 @@ function isRuleFailure(error: unknown): boolean {
 
 interface Entry {
   write: GroupedWrite;
+  observer: GroupCommitObserver | null;
   resolve(result: GroupResult): void;
   reject(error: unknown): void;
+}
+
+/** The stage of a running batch, updated as it goes. */
+interface Progress {
+  stage: BatchStage;
 }
 
 /**
@@ -96,6 +126,13 @@ export class GroupCommitter {
     return committer;
   }
 
+  /**
+   * A batch still running this long after its latest write's deadline is reported to its writes'
+   * observers, and again each time as long again passes (a batch is bounded by its writes'
+   * deadlines, so one that runs on is stuck somewhere: the report names where).
+   */
+  slowBatchGraceMs: number = OPERATION_LIMITS.timeoutMs;
+
   private constructor(
     private readonly ledger: Ledger,
     private readonly maxGroupSize = MAX_GROUP_SIZE,
@@ -106,9 +143,9 @@ export class GroupCommitter {
     return (this.queues.get(workspaceId)?.length ?? 0) + (this.running.get(workspaceId) ?? 0);
   }
 
-  submit(workspaceId: string, write: GroupedWrite): Promise<GroupResult> {
+  submit(workspaceId: string, write: GroupedWrite, observer: GroupCommitObserver | null = null): Promise<GroupResult> {
     return new Promise<GroupResult>((resolve, reject) => {
-      const entry: Entry = { write, resolve, reject };
+      const entry: Entry = { write, observer, resolve, reject };
       const queue = this.queues.get(workspaceId);
       if (queue) {
         queue.push(entry);
@@ -149,6 +186,25 @@ export class GroupCommitter {
     return batch;
   }
 
+  /** Reports the batch while it runs past its writes' deadlines; returns the function that stops it. */
+  private watch(workspaceId: string, batch: Entry[], progress: Progress): () => void {
+    const observers = new Set(batch.flatMap((e) => (e.observer?.slowBatch ? [e.observer] : [])));
+    if (observers.size === 0) return () => {};
+    const started = Date.now();
+    const latestDeadlineMs = Math.max(0, ...batch.map((e) => e.write.deadline?.remainingMs() ?? 0));
+    const intervalMs = latestDeadlineMs + this.slowBatchGraceMs;
+    let timer: NodeJS.Timeout;
+    const report = () => {
+      const elapsedMs = Date.now() - started;
+      for (const observer of observers) {
+        observer.slowBatch?.({ workspaceId, writes: batch.length, stage: progress.stage, elapsedMs });
+      }
+      timer = setTimeout(report, intervalMs).unref();
+    };
+    timer = setTimeout(report, intervalMs).unref();
+    return () => clearTimeout(timer);
+  }
+
   private async run(workspaceId: string, queued: Entry[]): Promise<void> {
     const outcomes = new Map<Entry, { result: GroupResult } | { error: unknown }>();
     // Queued past its deadline: start nothing for it.
@@ -158,11 +214,14 @@ export class GroupCommitter {
       return false;
     });
     const suspended: Extract<PreparedWrite, { kind: 'committing' }>[] = [];
+    const progress: Progress = { stage: 'opening its transaction' };
+    const stopWatching = this.watch(workspaceId, batch, progress);
     try {
       await this.ledger.transaction(
         async (stores) => {
           try {
-            await this.runInTransaction(workspaceId, batch, stores, outcomes, suspended);
+            await this.runInTransaction(workspaceId, batch, stores, outcomes, suspended, progress);
+            progress.stage = 'committing';
           } catch (error) {
             // Also reached when postgres.js already failed the transaction on a closed
             // connection while this callback was still running: no handler stays suspended.
@@ -177,6 +236,7 @@ export class GroupCommitter {
       // idempotency record and error answer, as without grouping), so none is half-answered.
       for (const prepared of suspended) prepared.abandon(error);
       for (const entry of batch) outcomes.delete(entry);
+      progress.stage = 'writes running alone';
       await Promise.all(
         batch.map(async (entry) => {
           try {
@@ -186,6 +246,8 @@ export class GroupCommitter {
           }
         }),
       );
+    } finally {
+      stopWatching();
     }
     for (const entry of queued) {
       const outcome = outcomes.get(entry);
@@ -201,7 +263,9 @@ export class GroupCommitter {
     stores: Stores,
     outcomes: Map<Entry, { result: GroupResult } | { error: unknown }>,
     suspended: Extract<PreparedWrite, { kind: 'committing' }>[],
+    progress: Progress,
   ): Promise<void> {
+    progress.stage = 'taking idempotency locks';
     // No statement outlives the earliest deadline in the batch (a later one's write then runs
     // alone). The timeout is set by the statement that tries every write's idempotency lock.
     const deadlines = batch.map((e) => e.write.deadline).filter((d): d is Deadline => d !== null);
@@ -211,6 +275,7 @@ export class GroupCommitter {
     await stores.idempotency.lockAll(lockNames, statementTimeoutMs);
     const collector = new InsertCollector();
     const batchStores = collectingStores(stores, collector);
+    progress.stage = 'reads and rules';
 
     // Phase one: every write's reads and rules. They only read and hold no lock on the head,
     // so they run together: postgres.js pipelines their statements on the transaction's
@@ -245,6 +310,7 @@ export class GroupCommitter {
     if (committing.length === 0) return;
 
     // Phase two: lock the head once and take every sequence, then send all rows together.
+    progress.stage = 'locking the head';
     const requests = committing.flatMap(({ write }) => (write.commit ? [write.commit] : []));
     for (const request of requests) {
       if (request.workspaceId !== workspaceId) throw new DomainError('internal', 'grouped write in another workspace');
@@ -264,6 +330,7 @@ export class GroupCommitter {
         subjectIds: request.subjectIds,
       });
     });
+    progress.stage = 'handlers finishing';
     let next = 0;
     const finished = await Promise.all(
       committing.map(({ write }) => {
@@ -273,6 +340,7 @@ export class GroupCommitter {
     );
     suspended.length = 0;
     // Every row of the batch and one NOTIFY, in one statement.
+    progress.stage = 'writing rows';
     await collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
     // Right before COMMIT: a write past its deadline must not commit, so the batch rolls back
     // and its writes run alone (where the late one is answered `unavailable`).

@@ -15,7 +15,14 @@ export {
 } from './error-detail';
 export { DomainError, isDatabaseUnavailable } from './errors';
 export { type ExportLine, type ExportLineType, type ExportPlan, ExportRefused, planExport } from './export';
-export { GroupCommitter, MAX_GROUP_SIZE } from './group-commit';
+export {
+  type BatchStage,
+  type GroupCommitObserver,
+  GroupCommitter,
+  type GroupedWrite,
+  MAX_GROUP_SIZE,
+  type SlowBatchReport,
+} from './group-commit';
 export { RequestLoaders, type VerificationPage } from './loaders';
 export {
   DEFAULT_RATE_LIMITS,

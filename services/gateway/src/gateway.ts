@@ -106,7 +106,12 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const { domain, ledger, devIssuer, search } = await composeDomain(env, {
     onQuery: options.onQuery,
     holder: 'gateway',
-    observer: metrics.observer,
+    observer: {
+      ...metrics.observer,
+      // A batch is bounded by its writes' deadlines: one still running is stuck, and says where.
+      slowBatch: (report) =>
+        logger.error({ group_commit: report }, 'a group commit batch is running past its deadlines'),
+    },
   });
   // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
   const indexes = search.name !== 'none';
