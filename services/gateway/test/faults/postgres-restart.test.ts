@@ -103,7 +103,16 @@ describe('Postgres stopped and started under load', () => {
         if (status !== 200) await delay(100);
       }
       expect(status, `round ${round}: the gateway did not recover`).toBe(200);
-      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      // Readiness recovers too, within the same deadline, but not always on its first poll (in
+      // one of 60 stops it answered 503 right after the probe's 200). Likely cause, not pinned
+      // down: it asks the main pool, whose query may go to a connection attempt begun while
+      // Postgres was still starting, and fail with it, as any request can then (a retryable 503).
+      let ready = 0;
+      while (ready !== 200 && Date.now() < deadline) {
+        ready = (await fetch(`${url}/readyz`)).status;
+        if (ready !== 200) await delay(100);
+      }
+      expect(ready, `round ${round}: /readyz did not recover`).toBe(200);
     }
     // Writes go through again after the last start.
     const last = workload.acknowledged.length;
