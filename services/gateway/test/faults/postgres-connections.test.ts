@@ -95,7 +95,10 @@ describe('Postgres connections of the gateway and the indexer terminated under l
 
     const sql = connectSql(database.url);
     try {
-      expect(await verifyLedger(sql, url, workload)).toEqual([]);
+      // A verification request that times out says what the gateway logged meanwhile (a stuck
+      // group commit batch reports its stage there).
+      const problems = await verifyLedger(sql, url, workload).catch((error: unknown) => [`verification: ${error}`]);
+      expect([...problems, ...seriousOutput(gateway)]).toEqual([]);
     } finally {
       await sql.end({ timeout: 1 });
     }
