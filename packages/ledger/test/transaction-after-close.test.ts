@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, gate, type TestDatabase } from '@tms/testkit';
 import postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -12,15 +12,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 type Sql = ReturnType<typeof postgres>;
 
-/** The callback's statements after the loss: resolved by hand once the pool has moved on. */
-function gate(): { opened: Promise<void>; open(): void } {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { opened, open };
-}
-
 function codeOf(error: unknown): unknown {
   return (error as { code?: unknown }).code;
 }
@@ -29,15 +20,16 @@ describe('postgres.js sql.begin after its connection closed', () => {
   let database: TestDatabase;
   let admin: Sql;
   let sql: Sql;
+  // One connection: the pool reconnects the very Connection object the transaction held.
+  const onePool = () => postgres(database.url, { max: 1, onnotice: () => {} });
   beforeAll(async () => {
     database = await createTestDatabase();
-    admin = postgres(database.url, { max: 1, onnotice: () => {} });
+    admin = onePool();
     await admin`create table written (v int)`;
   });
   beforeEach(async () => {
     await sql?.end({ timeout: 1 });
-    // One connection: the pool reconnects the very Connection object the transaction held.
-    sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    sql = onePool();
     await admin`truncate written`;
   });
   afterAll(async () => {
@@ -50,16 +42,13 @@ describe('postgres.js sql.begin after its connection closed', () => {
   async function loseTransaction(
     body: (tx: postgres.TransactionSql) => Promise<unknown>,
   ): Promise<{ beginError: unknown; callback: Promise<unknown> }> {
-    let started = () => {};
-    const backendKnown = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const backendKnown = gate();
     let pid = 0;
     let callback: Promise<unknown> = Promise.resolve();
     const transaction = sql.begin((tx) => {
       callback = (async () => {
         [{ pid }] = (await tx`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
-        started();
+        backendKnown.open();
         return body(tx);
       })();
       callback.catch(() => {}); // awaited by the test where it matters
@@ -70,7 +59,7 @@ describe('postgres.js sql.begin after its connection closed', () => {
       () => null,
       (error: unknown) => error,
     );
-    await backendKnown;
+    await backendKnown.opened;
     await admin`select pg_terminate_backend(${pid})`;
     return { beginError: await outcome, callback };
   }
@@ -104,7 +93,7 @@ describe('postgres.js sql.begin after its connection closed', () => {
       expect(await poolQuery, `delay ${delayMs} ms`).toEqual([{ answer: 'for the pool query' }]);
       await expect(callback, `delay ${delayMs} ms`).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
       await sql.end({ timeout: 1 });
-      sql = postgres(database.url, { max: 1, onnotice: () => {} });
+      sql = onePool();
     }
   });
 

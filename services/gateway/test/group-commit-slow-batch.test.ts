@@ -1,6 +1,6 @@
 import { Deadline, GroupCommitter, type GroupedWrite, type SlowBatchReport } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, gate, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // A group commit batch is bounded by its writes' deadlines; one that runs on is stuck, and the
@@ -26,15 +26,12 @@ describe('group commit reports a batch running past its deadlines', () => {
   it('names the stage, again while the batch runs, and stops once it ends', async () => {
     const committer = GroupCommitter.of(ledger);
     committer.slowBatchGraceMs = 100;
-    let finishReads = () => {};
-    const readsFinished = new Promise<void>((resolve) => {
-      finishReads = resolve;
-    });
+    const reads = gate();
     const stuck: GroupedWrite = {
       deadline: new Deadline(50),
       idempotencyKey: null,
       async prepare() {
-        await readsFinished;
+        await reads.opened;
         return { kind: 'answered', result: { json: '{"stuck":false}', replayed: false } };
       },
       alone: () => Promise.reject(new Error('the batch did not fail')),
@@ -52,7 +49,7 @@ describe('group commit reports a batch running past its deadlines', () => {
     expect(first.elapsedMs).toBeGreaterThanOrEqual(100);
     expect(second.elapsedMs).toBeGreaterThan(first.elapsedMs);
 
-    finishReads();
+    reads.open();
     expect(await answer).toEqual({ json: '{"stuck":false}', replayed: false });
     const reported = reports.length;
     await new Promise((resolve) => setTimeout(resolve, 400));
