@@ -36,12 +36,12 @@ export class GatewayMetrics {
 
   private readonly graphqlAnswers = new Counter({
     name: 'tms_graphql_answers_total',
-    help: "GraphQL answers by path: direct (a plain POSTed query answered without Yoga's HTTP layer) or yoga",
+    help: "GraphQL answers by path: direct (a plain POSTed query answered without Yoga's HTTP layer), known (the same for a query already run on compiled code, executed without Yoga's operation pipeline either) or yoga (an answer with errors included)",
     labelNames: ['path'] as const,
     registers: [this.registry],
   });
 
-  graphqlAnswered(path: 'direct' | 'yoga'): void {
+  graphqlAnswered(path: 'direct' | 'known' | 'yoga'): void {
     this.graphqlAnswers.inc({ path });
   }
 

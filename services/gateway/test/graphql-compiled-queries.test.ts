@@ -9,7 +9,8 @@ import { type Harness, startHarness, startPeerGateway } from './harness';
  * Repeated queries run on code compiled for their document (`compiled-queries.ts`), not on
  * graphql-js's executor. The answers must not change by a byte: every request here goes to two
  * gateways over one database, one compiling and one executing everything with graphql-js,
- * three times each (the first execution of a document is graphql-js's, the second compiles it),
+ * four times each (the first execution of a document is graphql-js's, the second compiles it,
+ * the third and fourth run on the known path, without Yoga's operation pipeline),
  * and each answer (status, headers in order, body) and its statement count must be the same on
  * both. The executions metric says which executor answered: the test cannot pass vacuously.
  *
@@ -235,6 +236,7 @@ describe('GraphQL compiled queries (postgres)', () => {
     },
   ];
 
+  const answeredByKnownPath = () => metricValue(h.url, 'tms_graphql_answers_total{path="known"}');
   const executions = async (): Promise<Record<Executor, number>> => ({
     compiled: await metricValue(h.url, 'tms_graphql_executions_total{executor="compiled"}'),
     standard: await metricValue(h.url, 'tms_graphql_executions_total{executor="standard"}'),
@@ -271,13 +273,20 @@ describe('GraphQL compiled queries (postgres)', () => {
       '{"query":"{ me { actor { id } } }"}',
     );
 
-    for (let execution = 1; execution <= COMPILE_ON_EXECUTION + 1; execution += 1) {
+    for (let execution = 1; execution <= COMPILE_ON_EXECUTION + 2; execution += 1) {
       const requestId = `compiled-${freshKey().slice(0, 12)}`;
       const before = await executions();
+      const knownBefore = await answeredByKnownPath();
       h.queries.reset();
       const compiled = await exchange(h.url, 'POST', '/graphql', { ...headers, 'x-request-id': requestId }, body);
       const compiledStatements = h.queries.count;
       const after = await executions();
+      // After its compiled execution in Yoga's pipeline, a query runs on the known path; an
+      // answer without errors is written by it (one with errors, by Yoga).
+      const plain = !('errors' in (JSON.parse(compiled.body) as object));
+      expect((await answeredByKnownPath()) - knownBefore, `execution ${execution}: the known path`).toBe(
+        execution > COMPILE_ON_EXECUTION && c.executor === 'compiled' && plain ? 1 : 0,
+      );
 
       const expected: Executor =
         execution < COMPILE_ON_EXECUTION ? (c.executor === 'none' ? 'none' : 'standard') : c.executor;
@@ -299,6 +308,65 @@ describe('GraphQL compiled queries (postgres)', () => {
         expect(compiledStatements, `execution ${execution}: statements`).toBe(standardStatements.count);
       }
     }
+  });
+
+  it('runs a known query again only after the checks that depend on the request', async () => {
+    // One document, made known by the owner (its second execution compiles it on the direct path).
+    const query = `query($id: ID!, $at: Float!) { memory(id: $id, asOf: $at, knownAt: $at) { view { revision { text } } }
+      __schema { queryType { name } } }`;
+    const send = async (token: string, params: Record<string, unknown>) => {
+      const headers = {
+        authorization: `Bearer ${token}`,
+        'x-service-workspace': ws,
+        'content-type': 'application/json',
+        'x-request-id': `known-${freshKey().slice(0, 12)}`,
+      };
+      const body = JSON.stringify({ query, ...params });
+      // A caller's first request adds statements (actor, claims): one before counting.
+      for (const url of [h.url, standard.url]) {
+        await exchange(
+          url,
+          'POST',
+          '/graphql',
+          { ...headers, 'x-request-id': 'warm' },
+          '{"query":"{ me { actor { id } } }"}',
+        );
+      }
+      const knownBefore = await answeredByKnownPath();
+      h.queries.reset();
+      const answer = await exchange(h.url, 'POST', '/graphql', headers, body);
+      const statements = h.queries.count;
+      const known = (await answeredByKnownPath()) - knownBefore;
+      standardStatements.count = 0;
+      expect(answer, body).toEqual(await exchange(standard.url, 'POST', '/graphql', headers, body));
+      expect(statements, `${body}: statements`).toBe(standardStatements.count);
+      return {
+        known,
+        body: JSON.parse(answer.body) as { data?: unknown; errors?: { extensions?: { code?: string } }[] },
+      };
+    };
+    const view = { variables: { id: ids.memory, at: now } };
+    for (let execution = 1; execution <= COMPILE_ON_EXECUTION; execution += 1) {
+      expect((await send(ownerToken, view)).known).toBe(0);
+    }
+    const known = await send(ownerToken, view);
+    expect(known.known, 'the owner, on the known path').toBe(1);
+    expect(JSON.stringify(known.body.data)).toContain('"text":"second"');
+
+    // A caller without svc:admin may not introspect: refused, though the text is known.
+    const agent = await h.human();
+    const scoped = await send(await h.issuer.accessToken(agent.subject, 'svc:read svc:observe'), view);
+    expect(scoped.known).toBe(0);
+    expect(scoped.body.errors?.map((e) => e.extensions?.code)).toEqual(['forbidden']);
+    // Variables the cost check refuses; parameters the known path leaves to Yoga.
+    expect((await send(ownerToken, { variables: { id: 7, at: now } })).body.errors).toHaveLength(1);
+    expect((await send(ownerToken, { ...view, extensions: {} })).known).toBe(0);
+    expect((await send(ownerToken, { ...view, operationName: null })).known).toBe(0);
+    // A field error on the known path: Yoga writes that answer.
+    const missing = await send(ownerToken, { variables: { id: 'mem_00000000000000000000000000', at: now } });
+    expect(missing.body.errors?.map((e) => e.extensions?.code)).toEqual(['not_found']);
+    // And the known path still answers the owner.
+    expect((await send(ownerToken, view)).known).toBe(1);
   });
 
   it('keeps the answers of the cases above meaningful: data, field errors and request errors all occur', async () => {

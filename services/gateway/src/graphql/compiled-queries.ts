@@ -1,10 +1,12 @@
 import { createRequire } from 'node:module';
+import { activeTracing } from '@tms/telemetry';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLSchema } from 'graphql';
 import type * as GraphQLJit from 'graphql-jit';
-import type { Plugin } from 'graphql-yoga';
-import type { GraphQLContext } from './context';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { CompiledOperation, CompiledRun, GraphQLContext } from './context';
 import { RecentlyUsed } from './document-caches';
 import { GraphQLError, getOperationAST, visit } from './graphql-js';
+import type { RequestCheckArgs } from './limits';
 
 // graphql-jit loaded as Node resolves it (its CommonJS build), so that it shares graphql-js
 // with Yoga and Pothos (see `graphql-js.ts`).
@@ -69,8 +71,6 @@ export class CompileBudget {
 
 export type Executor = 'compiled' | 'standard';
 
-type CompiledRun = (root: unknown, context: unknown, variables: unknown) => ExecutionResult | Promise<ExecutionResult>;
-
 /** Per operation of a document: how often it ran, or its compiled code (null: not a compiled kind). */
 type Entry = { executions: number } | { run: CompiledRun | null };
 
@@ -78,6 +78,11 @@ export interface CompiledQueriesOptions {
   /** False: every operation runs on graphql-js's executor (tests compare the two). */
   enabled: boolean;
   onExecution?: (executor: Executor) => void;
+  /**
+   * The per-request checks that run before execution (`requestRefusals` in limits.ts): no
+   * errors, or the errors the pipeline answers with. The known path runs them too.
+   */
+  refusals: (args: RequestCheckArgs) => readonly GraphQLError[];
 }
 
 /**
@@ -87,25 +92,37 @@ export interface CompiledQueriesOptions {
  *
  * Only queries of at most MAX_COMPILED_DOCUMENT_LENGTH characters, compiled within the
  * COMPILE_BUDGET: mutations and subscriptions keep graphql-js's executor. Parsing, validation,
- * limits and every other plugin run as before; this swaps the executor only, keyed by the
- * parsed document Yoga's cache hands out. An answer cannot change:
+ * limits and every other plugin run as before (`plugin()`); this swaps the executor only, keyed
+ * by the parsed document Yoga's cache hands out. An answer cannot change:
  * - Variables graphql-jit refuses were refused before any field ran; the standard executor then
  *   runs the request, so the errors are graphql-js's own.
  * - A field error is rebuilt as graphql-js builds it (`asGraphqlJsError`), and a result with
  *   errors lists them before its data, as graphql-js does.
  * `graphql-compiled-queries.test.ts` holds both executors' answers against each other.
+ *
+ * The known path (`runKnown`) goes one step further for the direct path: a query text whose
+ * operation already ran on compiled code there has passed parsing and validation, which depend
+ * on the text alone (the schema and the rules never change), so it runs its compiled code at
+ * once, after only the checks that depend on the request.
  */
-export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQLContext> {
-  const documents = new RecentlyUsed<DocumentNode, Map<string, Entry>>(MAX_TRACKED_DOCUMENTS);
-  const budget = new CompileBudget();
-  const counted = (executor: Executor) => options.onExecution?.(executor);
+export class CompiledQueries {
+  private readonly documents = new RecentlyUsed<DocumentNode, Map<string, Entry>>(MAX_TRACKED_DOCUMENTS);
+  /** Query texts whose operations ran compiled on the direct path, by operation name ('' for none). */
+  private readonly known = new RecentlyUsed<string, Map<string, CompiledOperation>>(MAX_TRACKED_DOCUMENTS);
+  private readonly budget = new CompileBudget();
+
+  constructor(private readonly options: CompiledQueriesOptions) {}
+
+  private counted(executor: Executor): void {
+    this.options.onExecution?.(executor);
+  }
 
   /** The compiled code of this operation, compiling it on its COMPILE_ON_EXECUTION-th execution. */
-  const compiledRun = (schema: GraphQLSchema, document: DocumentNode, operationName: string | null) => {
-    let operations = documents.get(document);
+  private compiledRun(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): CompiledRun | null {
+    let operations = this.documents.get(document);
     if (!operations) {
       operations = new Map();
-      documents.set(document, operations);
+      this.documents.set(document, operations);
     }
 
     const key = operationName ?? '';
@@ -116,7 +133,7 @@ export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQL
       return null;
     }
     const executions = entry.executions + 1;
-    if (executions < COMPILE_ON_EXECUTION || !budget.allows()) {
+    if (executions < COMPILE_ON_EXECUTION || !this.budget.allows()) {
       operations.set(key, { executions });
       return null;
     }
@@ -125,34 +142,95 @@ export function compiledQueries(options: CompiledQueriesOptions): Plugin<GraphQL
       // The error a field threw keeps its stack; graphql-jit's own errors need none.
       disablingCapturingStackErrors: true,
     });
-    budget.spend(performance.now() - started);
+    this.budget.spend(performance.now() - started);
     const run = isCompiledQuery(compiled) ? (compiled.query as CompiledRun) : null;
     operations.set(key, { run });
     return run;
-  };
+  }
 
-  return {
-    onExecute({ args, executeFn, setExecuteFn }) {
-      const run = options.enabled ? compiledRun(args.schema, args.document, args.operationName ?? null) : null;
-      if (run === null) {
-        counted('standard');
-        return;
-      }
-      setExecuteFn(async (executeArgs) => {
-        const result = await run(executeArgs.rootValue, executeArgs.contextValue, executeArgs.variableValues);
-        if (result.errors && !('data' in result)) {
-          // The variables were refused and nothing ran: graphql-js answers with its own errors.
-          counted('standard');
-          return executeFn(executeArgs);
+  /**
+   * The result of compiled code as graphql-js's executor would have returned it, or null when
+   * graphql-jit refused the variables (nothing ran: graphql-js must answer with its own errors).
+   */
+  private asExecuted(result: ExecutionResult, document: DocumentNode): ExecutionResult | null {
+    if (result.errors && !('data' in result)) return null;
+    this.counted('compiled');
+    if (!result.errors) return result;
+    const fields = fieldsByLocation(document);
+    // graphql-js's key order: `errors` before `data`.
+    return { errors: result.errors.map((error) => asGraphqlJsError(error, fields)), data: result.data };
+  }
+
+  /** The executor swap in Yoga's operation pipeline. */
+  plugin(): Plugin<GraphQLContext> {
+    return {
+      onExecute: ({ args, executeFn, setExecuteFn }) => {
+        const run = this.options.enabled
+          ? this.compiledRun(args.schema, args.document, args.operationName ?? null)
+          : null;
+        if (run === null) {
+          this.counted('standard');
+          return;
         }
-        counted('compiled');
-        if (!result.errors) return result;
-        const fields = fieldsByLocation(executeArgs.document);
-        // graphql-js's key order: `errors` before `data`.
-        return { errors: result.errors.map((error) => asGraphqlJsError(error, fields)), data: result.data };
-      });
-    },
-  };
+        const directPath = (args.contextValue as GraphQLContext).directPath;
+        if (directPath) directPath.compiled = { schema: args.schema, document: args.document, run };
+        setExecuteFn(async (executeArgs) => {
+          const result = await run(executeArgs.rootValue, executeArgs.contextValue, executeArgs.variableValues);
+          const executed = this.asExecuted(result, executeArgs.document);
+          if (executed) return executed;
+          this.counted('standard');
+          return executeFn(executeArgs);
+        });
+      },
+    };
+  }
+
+  /** Remember an operation the direct path ran on compiled code, for the known path. */
+  remember(query: string, operationName: string | undefined, operation: CompiledOperation): void {
+    let operations = this.known.get(query);
+    if (!operations) {
+      operations = new Map();
+      this.known.set(query, operations);
+    }
+    operations.set(operationName ?? '', operation);
+  }
+
+  /**
+   * The known path: a request whose query text (and operation name) already ran on compiled code
+   * runs it again directly, skipping Yoga's pipeline (its hooks, parse and validation caches,
+   * context assembly and promise chain), which cost a memory view about a tenth of its CPU.
+   * What depends on the request still runs: the parameters' shape (anything but `query`, a string
+   * `operationName` and object `variables` takes the full pipeline), and the introspection and
+   * cost checks (`refusals`). Null, with nothing executed, whenever the pipeline must answer:
+   * an unknown text, a refusal, variables graphql-jit refuses, or tracing on (the pipeline's
+   * operation span). Else the result exactly as the pipeline would have produced it.
+   */
+  async runKnown(params: GraphQLParams, context: GraphQLContext): Promise<ExecutionResult | null> {
+    if (!this.options.enabled || activeTracing().enabled || !isPlainParams(params)) return null;
+    const operation = this.known.get(params.query)?.get(params.operationName ?? '');
+    if (!operation) return null;
+    const refusals = this.options.refusals({
+      contextValue: context,
+      document: operation.document,
+      operationName: params.operationName,
+      variableValues: params.variables,
+      schema: operation.schema,
+    });
+    if (refusals.length > 0) return null;
+    const result = await operation.run(undefined, context, params.variables);
+    return this.asExecuted(result, operation.document);
+  }
+}
+
+/** Parameters the known path takes: a string `query`, and only a string `operationName` and object `variables` besides. */
+function isPlainParams(params: GraphQLParams): params is GraphQLParams & { query: string; operationName?: string } {
+  for (const key in params) {
+    if (key !== 'query' && key !== 'operationName' && key !== 'variables') return false;
+  }
+  if (typeof params.query !== 'string') return false;
+  if (params.operationName !== undefined && typeof params.operationName !== 'string') return false;
+  const variables = params.variables as unknown;
+  return variables === undefined || (typeof variables === 'object' && variables !== null && !Array.isArray(variables));
 }
 
 /** A query short enough to compile; mutations and subscriptions never are. */

@@ -1,9 +1,30 @@
 import type { Operation } from '@tms/catalog';
 import type { Caller, Deadline, Domain, RequestLoaders } from '@tms/domain';
-import type { ExecutionResult, FieldNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql';
+import type {
+  DocumentNode,
+  ExecutionResult,
+  FieldNode,
+  GraphQLResolveInfo,
+  GraphQLSchema,
+  SelectionSetNode,
+} from 'graphql';
 import type { Logger } from 'pino';
 import { Kind } from './graphql-js';
 import type { StreamSlots } from './streams';
+
+/** The code graphql-jit compiled for one operation of a document. */
+export type CompiledRun = (
+  root: unknown,
+  context: unknown,
+  variables: unknown,
+) => ExecutionResult | Promise<ExecutionResult>;
+
+/** A document's operation compiled, as the direct path names it for the known path (`compiled-queries.ts`). */
+export interface CompiledOperation {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  run: CompiledRun;
+}
 
 /** Everything a resolver may use; built afresh for each HTTP request (loaders included). */
 export interface GraphQLContext {
@@ -33,8 +54,9 @@ export interface GraphQLContext {
   /**
    * Present while the direct path runs the operation. A subscription stops there before it
    * starts (and says so here): Yoga streams it from the start, with the request's own signal.
+   * An operation run on compiled code is named here, for the known path (`compiled-queries.ts`).
    */
-  directPath?: { metSubscription: boolean };
+  directPath?: { metSubscription: boolean; compiled?: CompiledOperation };
 }
 
 /**

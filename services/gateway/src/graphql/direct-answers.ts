@@ -1,5 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import type { GraphQLParams } from 'graphql-yoga';
+import type { CompiledQueries } from './compiled-queries';
 import type { GraphQLContext } from './context';
 import { decodePostedParams } from './strict-request';
 import type { GraphQLServer } from './yoga';
@@ -31,9 +32,15 @@ export function directMediaType(accept: string | null): string | null {
  */
 const POSTED = Object.freeze({ method: 'POST' }) as unknown as Request;
 
+/**
+ * What executed a request the direct path answers: the known path of compiled queries
+ * (`known`, see `CompiledQueries.runKnown`) or Yoga's operation pipeline (`direct`).
+ */
+export type ExecutedBy = 'direct' | 'known';
+
 export type DirectOutcome =
   /** The answer body: an error-free result, serialized as Yoga serializes it. */
-  | { kind: 'answered'; body: Buffer }
+  | { kind: 'answered'; body: Buffer; path: ExecutedBy }
   /** Executed, but the answer needs Yoga's formatting (errors, a stream): hand it the result. */
   | { kind: 'executed'; result: ExecutionResult | AsyncIterable<ExecutionResult> }
   /** Refused before anything executed: Yoga handles the request from the start. */
@@ -57,10 +64,12 @@ function isPlainData(result: unknown): result is ExecutionResult {
  * request whose `Accept` is one of `directMediaType`'s. Everything refused before execution
  * (an undecodable body, a bad parameter) is `not_run`, and so is a subscription; everything
  * executed whose answer Yoga formats (errors, their HTTP status) is handed back as `executed`,
- * so nothing runs twice.
+ * so nothing runs twice. A query text already run here on compiled code skips the pipeline
+ * too (the known path, `CompiledQueries.runKnown`), unless that path declines it.
  */
 export async function answerDirectly(
   server: GraphQLServer,
+  compiledQueries: CompiledQueries,
   contentType: string | null,
   bytes: Uint8Array,
   context: GraphQLContext,
@@ -71,8 +80,11 @@ export async function answerDirectly(
   } catch {
     return { kind: 'not_run' };
   }
+  const known = await compiledQueries.runKnown(params, context);
+  if (known !== null) return outcomeOf(known, 'known');
+
   let result: Awaited<ReturnType<GraphQLServer['getResultForParams']>>;
-  const directPath = { metSubscription: false };
+  const directPath: NonNullable<GraphQLContext['directPath']> = { metSubscription: false };
   context.directPath = directPath;
   try {
     result = await server.getResultForParams({ params, request: POSTED }, context as never);
@@ -87,6 +99,14 @@ export async function answerDirectly(
   if (directPath.metSubscription) return { kind: 'not_run' };
   // Yoga's type allows no result; its handler always returns one.
   if (result === undefined) return { kind: 'not_run' };
+  // Parsed, validated and run on compiled code: the known path takes this text from now on.
+  if (directPath.compiled && typeof params.query === 'string') {
+    compiledQueries.remember(params.query, params.operationName ?? undefined, directPath.compiled);
+  }
+  return outcomeOf(result, 'direct');
+}
+
+function outcomeOf(result: ExecutionResult | AsyncIterable<ExecutionResult>, path: ExecutedBy): DirectOutcome {
   if (!isPlainData(result)) return { kind: 'executed', result };
-  return { kind: 'answered', body: Buffer.from(JSON.stringify(result)) };
+  return { kind: 'answered', body: Buffer.from(JSON.stringify(result)), path };
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
 import type { GatewayMetrics } from '../metrics';
 import { readBody } from '../rest/body';
+import { CompiledQueries } from './compiled-queries';
 import type { GraphQLContext } from './context';
 import { answerDirectly, directMediaType } from './direct-answers';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
@@ -16,6 +17,7 @@ import {
   graphiqlAssets,
   matchesIfNoneMatch,
 } from './graphiql-assets';
+import { requestRefusals } from './limits';
 import { StreamSlots } from './streams';
 import { createGraphQLServer, type GraphQLServer } from './yoga';
 
@@ -69,17 +71,19 @@ const isAdmin = (scopes: readonly string[] | null) => scopes === null || scopes.
  */
 export class GraphqlHandler {
   private readonly server: GraphQLServer;
+  private readonly compiledQueries: CompiledQueries;
   private readonly streams: StreamSlots;
 
   constructor(
     private readonly deps: GraphqlDependencies,
     private readonly options: GraphqlOptions,
   ) {
-    this.server = createGraphQLServer({
-      production: options.production,
-      compiledQueries: options.compiledQueries,
+    this.compiledQueries = new CompiledQueries({
+      enabled: options.compiledQueries !== false,
       onExecution: (executor) => deps.metrics.graphqlExecuted(executor),
+      refusals: requestRefusals,
     });
+    this.server = createGraphQLServer({ production: options.production, compiledQueries: this.compiledQueries });
     this.streams = new StreamSlots(options.maxStreams ?? DEFAULT_MAX_STREAMS);
   }
 
@@ -128,11 +132,17 @@ export class GraphqlHandler {
     const mediaType =
       method === 'POST' && this.options.directAnswers !== false ? directMediaType(header(req, 'accept')) : null;
     if (mediaType !== null) {
-      const outcome = await answerDirectly(this.server, header(req, 'content-type'), bytes, context);
+      const outcome = await answerDirectly(
+        this.server,
+        this.compiledQueries,
+        header(req, 'content-type'),
+        bytes,
+        context,
+      );
       if (outcome.kind === 'answered') {
         scope.code = 'ok';
         writeAnswer(res, scope, 200, { 'content-type': `${mediaType}; charset=utf-8` }, outcome.body);
-        this.deps.metrics.graphqlAnswered('direct');
+        this.deps.metrics.graphqlAnswered(outcome.path);
         return;
       }
       if (outcome.kind === 'executed') context.executed = outcome.result;

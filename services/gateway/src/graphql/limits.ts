@@ -36,6 +36,15 @@ export const GRAPHQL_LIMITS = {
   maxComplexity: 25000,
 } as const;
 
+/** What the per-request checks read: the arguments of an execution. */
+export interface RequestCheckArgs {
+  contextValue: unknown;
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: unknown;
+  schema: Parameters<typeof validate>[0];
+}
+
 const onReject = [(_context: unknown, error: GraphQLError) => markOverLimit(error)];
 
 /** Depth, alias and token limits (graphql-armor), and no field suggestions in production. */
@@ -105,59 +114,57 @@ const MAX_COST_KEYS = 64;
  * Checks that depend on the caller or the variables, so they run per request just before
  * execution (never cached with the parsed and validated document): introspection only for
  * callers allowed it, and the cost limit computed from the schema's field complexities.
+ * No errors, or the errors the request is refused with. Run by `requestChecks` in Yoga's
+ * pipeline and by the known path of compiled queries (`compiled-queries.ts`).
  */
+export function requestRefusals(args: RequestCheckArgs): readonly GraphQLError[] {
+  const context = args.contextValue as GraphQLContext;
+  const operation: OperationDefinitionNode | null | undefined = getOperationAST(
+    args.document,
+    args.operationName ?? undefined,
+  );
+  if (!operation) return [];
+  if (!context.introspection && reachesIntrospection(args.document, operation.selectionSet)) {
+    return [refusal('forbidden', 'Introspection is not allowed for this caller.', 403)];
+  }
+  const key = costKey(operation, args.operationName, args.variableValues);
+  if (costsPassed.get(args.document)?.has(key)) return [];
+  const errors = validate(args.schema, args.document, [
+    createComplexityRule({
+      context,
+      variableValues: (args.variableValues ?? {}) as Record<string, unknown>,
+      operationName: args.operationName ?? undefined,
+      validate: (result, report) => {
+        if (result.complexity > GRAPHQL_LIMITS.maxComplexity) {
+          report(
+            refusal(
+              'budget_exceeded',
+              `Query complexity of ${result.complexity} exceeds the limit of ${GRAPHQL_LIMITS.maxComplexity}.`,
+            ),
+          );
+        }
+      },
+    }),
+  ]);
+  // Only a pass is remembered: a refusal is built afresh, with this request's own errors.
+  if (errors.length === 0) {
+    const passed = costsPassed.get(args.document) ?? new Set<string>();
+    if (passed.size < MAX_COST_KEYS) passed.add(key);
+    costsPassed.set(args.document, passed);
+  }
+  return errors;
+}
+
+/** `requestRefusals` before every execution in Yoga's pipeline. */
 export function requestChecks(): Plugin<GraphQLContext> {
-  const refusals = (args: {
-    contextValue: unknown;
-    document: DocumentNode;
-    operationName?: string | null;
-    variableValues?: unknown;
-    schema: Parameters<typeof validate>[0];
-  }): readonly GraphQLError[] => {
-    const context = args.contextValue as GraphQLContext;
-    const operation: OperationDefinitionNode | null | undefined = getOperationAST(
-      args.document,
-      args.operationName ?? undefined,
-    );
-    if (!operation) return [];
-    if (!context.introspection && reachesIntrospection(args.document, operation.selectionSet)) {
-      return [refusal('forbidden', 'Introspection is not allowed for this caller.', 403)];
-    }
-    const key = costKey(operation, args.operationName, args.variableValues);
-    if (costsPassed.get(args.document)?.has(key)) return [];
-    const errors = validate(args.schema, args.document, [
-      createComplexityRule({
-        context,
-        variableValues: (args.variableValues ?? {}) as Record<string, unknown>,
-        operationName: args.operationName ?? undefined,
-        validate: (result, report) => {
-          if (result.complexity > GRAPHQL_LIMITS.maxComplexity) {
-            report(
-              refusal(
-                'budget_exceeded',
-                `Query complexity of ${result.complexity} exceeds the limit of ${GRAPHQL_LIMITS.maxComplexity}.`,
-              ),
-            );
-          }
-        },
-      }),
-    ]);
-    // Only a pass is remembered: a refusal is built afresh, with this request's own errors.
-    if (errors.length === 0) {
-      const passed = costsPassed.get(args.document) ?? new Set<string>();
-      if (passed.size < MAX_COST_KEYS) passed.add(key);
-      costsPassed.set(args.document, passed);
-    }
-    return errors;
-  };
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const errors = refusals(args);
+      const errors = requestRefusals(args);
       if (errors.length > 0) setResultAndStopExecution({ errors });
     },
     // Subscriptions do not pass `onExecute`: the same checks before a stream opens.
     onSubscribe({ args, setResultAndStopExecution }) {
-      const errors = refusals(args);
+      const errors = requestRefusals(args);
       if (errors.length > 0) setResultAndStopExecution({ errors });
     },
   };

@@ -2,7 +2,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { activeTracing, inSpan } from '@tms/telemetry';
 import { type GraphQLError, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { compiledQueries, type Executor } from './compiled-queries';
+import type { CompiledQueries } from './compiled-queries';
 import type { GraphQLContext } from './context';
 import { MAX_CACHED_DOCUMENTS, RecentlyUsed, validationResults } from './document-caches';
 import { shapeError } from './errors';
@@ -15,10 +15,8 @@ export const GRAPHQL_PATH = '/graphql';
 export interface YogaOptions {
   /** NODE_ENV=production: no field suggestions in validation messages. */
   production: boolean;
-  /** Execute repeated queries by compiled code (`compiled-queries.ts`); on unless false. */
-  compiledQueries?: boolean;
-  /** Told which executor ran each operation (`tms_graphql_executions_total`). */
-  onExecution?: (executor: Executor) => void;
+  /** Repeated queries' compiled code (`compiled-queries.ts`), shared with the direct path's known path. */
+  compiledQueries: CompiledQueries;
 }
 
 export type GraphQLServer = YogaServerInstance<GraphQLContext, Record<string, never>>;
@@ -142,7 +140,7 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
       ...armorPlugins(options),
       subscriptionsToYoga(),
       requestChecks(),
-      compiledQueries({ enabled: options.compiledQueries !== false, onExecution: options.onExecution }),
+      options.compiledQueries.plugin(),
       operationSpans(),
       errorShaping(),
       executedResults(),
