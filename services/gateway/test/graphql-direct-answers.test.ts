@@ -157,6 +157,10 @@ describe('GraphQL direct answers (postgres)', () => {
     { name: 'no query', direct: false, body: () => JSON.stringify({ variables: {} }) },
     { name: 'a query that is not a string', direct: false, body: () => JSON.stringify({ query: 7 }) },
     { name: 'params that are an array', direct: false, body: () => JSON.stringify([{ query: VIEW }]) },
+    // Bodies that are JSON but no object of parameters (the fuzz test once met `null` here).
+    { name: 'params that are null', direct: false, body: () => 'null' },
+    { name: 'params that are a string', direct: false, body: () => JSON.stringify(VIEW) },
+    { name: 'params that are a number', direct: false, body: () => '7' },
     { name: 'a body that is not JSON', direct: false, body: () => '{"query": ' },
     { name: 'a duplicate key', direct: false, body: () => `{"query": "{ __typename }", "query": "{ __typename }"}` },
     { name: 'an escaped lone surrogate', direct: false, body: () => `{"query": "{ __typename } # \\ud800"}` },

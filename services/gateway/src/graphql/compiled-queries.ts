@@ -224,6 +224,8 @@ export class CompiledQueries {
 
 /** Parameters the known path takes: a string `query`, and only a string `operationName` and object `variables` besides. */
 function isPlainParams(params: GraphQLParams): params is GraphQLParams & { query: string; operationName?: string } {
+  // A body is any JSON value until Yoga's parameter checks refuse it (`null`, a list, a number).
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
   for (const key in params) {
     if (key !== 'query' && key !== 'operationName' && key !== 'variables') return false;
   }
