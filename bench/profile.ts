@@ -240,7 +240,7 @@ async function main() {
       });
       const cpuMsPerRequest = ((cpuSeconds(child.pid as number) - cpuBefore) * 1000) / r.requests.total;
       process.stdout.write(
-        `${name}: ${(r.requests.total / r.duration).toFixed(0)} rps, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, gateway CPU ${cpuMsPerRequest.toFixed(2)} ms/request, failed ${r.non2xx + r.errors + r.timeouts}, RSS ${procStatusMib(pid, 'VmRSS')} MiB, peak ${procStatusMib(pid, 'VmHWM')} MiB (${JSON.stringify(extraEnv)})\n`,
+        `${name}: ${(r.requests.total / r.duration).toFixed(0)} rps, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, gateway CPU ${(cpuMsPerRequest * 1000).toFixed(1)} µs/request, failed ${r.non2xx + r.errors + r.timeouts}, RSS ${procStatusMib(pid, 'VmRSS')} MiB, peak ${procStatusMib(pid, 'VmHWM')} MiB (${JSON.stringify(extraEnv)})\n`,
       );
     }
     child.kill('SIGTERM');
