@@ -11,7 +11,17 @@ export interface LoggerSettings {
   redact?: string[];
   /** Write to stderr (synchronously) instead of stdout: `svc mcp`, whose stdout carries MCP messages. */
   stderr?: boolean;
+  /**
+   * Gather stdout lines into writes of `BUFFERED_BYTES`, or whatever gathered every
+   * `BUFFERED_FLUSH_MS`: the gateway's line per request, written alone, cost about 3% of its
+   * reads' throughput (README, "Performance"). Lines still buffered are written when the
+   * process exits, also on an uncaught error; a SIGKILL loses at most the last interval's.
+   */
+  buffered?: boolean;
 }
+
+const BUFFERED_BYTES = 4096;
+const BUFFERED_FLUSH_MS = 100;
 
 /**
  * The trace and span of the active span, when one records (tracing on): every line written
@@ -68,6 +78,12 @@ export function createLogger(settings: LoggerSettings, destination?: Destination
     serializers: { err: errorWithoutParameters },
     ...(settings.redact ? { redact: settings.redact } : {}),
   };
-  const target = destination ?? (settings.stderr ? pino.destination({ fd: 2, sync: true }) : undefined);
+  const target =
+    destination ??
+    (settings.stderr
+      ? pino.destination({ fd: 2, sync: true })
+      : settings.buffered
+        ? pino.destination({ dest: 1, sync: false, minLength: BUFFERED_BYTES, periodicFlush: BUFFERED_FLUSH_MS })
+        : undefined);
   return target ? pino(options, target) : pino(options);
 }

@@ -98,6 +98,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       service: env.OTEL_SERVICE_NAME,
       level: env.LOG_LEVEL,
       redact: ['req.headers.authorization', 'authorization'],
+      buffered: true,
     });
   // Before the ledger opens: its statements become spans of the requests that run them.
   const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });

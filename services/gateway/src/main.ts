@@ -90,6 +90,8 @@ async function runGateway(env: GatewayEnv): Promise<void> {
     { port: gateway.port, ledger: gateway.ledger.driver, pid: process.pid, worker: env.GATEWAY_WORKER_SLOT },
     'gateway listening',
   );
+  // Written at once, not with the next buffered lines: operators and supervisors wait for it.
+  gateway.logger.flush();
   if (gateway.devIssuer && first) {
     const token = await gateway.devIssuer.sessionToken(DEV_SUBJECT);
     process.stdout.write(quickstartBanner(`http://localhost:${gateway.port}`, token));

@@ -74,3 +74,42 @@ describe('one log schema for the gateway, the indexer and svc mcp', () => {
     }
   });
 });
+
+describe("the gateway's buffered request lines", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ driver: 'postgres' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const requestLines = (gateway: ServiceProcess, ids: readonly string[]) =>
+    gateway.logs.filter((line) => line.msg === 'request' && ids.includes(line.request_id as string));
+
+  async function healthz(url: string): Promise<string> {
+    const res = await fetch(`${url}/healthz`);
+    await res.arrayBuffer();
+    return res.headers.get('x-request-id') as string;
+  }
+
+  it('reach stdout while the gateway idles, and none is lost when it stops', async () => {
+    const gateway = await startGatewayProcess('buffered-lines', {
+      DATABASE_URL: h.database?.url as string,
+      ...h.issuer.env(),
+    });
+    try {
+      // One line is far below a buffered write: only the flush timer writes it.
+      const first = await healthz(gateway.url);
+      const deadline = Date.now() + 5_000;
+      while (requestLines(gateway, [first]).length === 0 && Date.now() < deadline) await delay(20);
+      expect(requestLines(gateway, [first])).toHaveLength(1);
+
+      const last = [await healthz(gateway.url), await healthz(gateway.url), await healthz(gateway.url)];
+      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      expect(requestLines(gateway, last).map((line) => line.request_id)).toEqual(last);
+    } finally {
+      await gateway.stop();
+    }
+  });
+});
