@@ -1,5 +1,7 @@
 import type { RecallStatus } from '@tms/domain';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Executor } from './graphql/compiled-queries';
+import type { ExecutedBy } from './graphql/direct-answers';
 
 /**
  * Per-app Prometheus registry: request counts and latency by operation and outcome code, recall
@@ -41,7 +43,7 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  graphqlAnswered(path: 'direct' | 'known' | 'yoga'): void {
+  graphqlAnswered(path: ExecutedBy | 'yoga'): void {
     this.graphqlAnswers.inc({ path });
   }
 
@@ -52,7 +54,7 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  graphqlExecuted(executor: 'compiled' | 'standard'): void {
+  graphqlExecuted(executor: Executor): void {
     this.graphqlExecutions.inc({ executor });
   }
 

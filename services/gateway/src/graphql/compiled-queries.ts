@@ -6,7 +6,7 @@ import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import type { CompiledOperation, CompiledRun, GraphQLContext } from './context';
 import { RecentlyUsed } from './document-caches';
 import { GraphQLError, getOperationAST, visit } from './graphql-js';
-import type { RequestCheckArgs } from './limits';
+import { requestRefusals } from './limits';
 
 // graphql-jit loaded as Node resolves it (its CommonJS build), so that it shares graphql-js
 // with Yoga and Pothos (see `graphql-js.ts`).
@@ -78,11 +78,6 @@ export interface CompiledQueriesOptions {
   /** False: every operation runs on graphql-js's executor (tests compare the two). */
   enabled: boolean;
   onExecution?: (executor: Executor) => void;
-  /**
-   * The per-request checks that run before execution (`requestRefusals` in limits.ts): no
-   * errors, or the errors the pipeline answers with. The known path runs them too.
-   */
-  refusals: (args: RequestCheckArgs) => readonly GraphQLError[];
 }
 
 /**
@@ -201,15 +196,16 @@ export class CompiledQueries {
    * context assembly and promise chain), about a sixth of a memory view's gateway CPU (README).
    * What depends on the request still runs: the parameters' shape (anything but `query`, a string
    * `operationName` and object `variables` takes the full pipeline), and the introspection and
-   * cost checks (`refusals`). Null, with nothing executed, whenever the pipeline must answer:
-   * an unknown text, a refusal, variables graphql-jit refuses, or tracing on (the pipeline's
-   * operation span). Else the result exactly as the pipeline would have produced it.
+   * cost checks (`requestRefusals`, the pipeline's own). Null, with nothing executed, whenever
+   * the pipeline must answer: an unknown text, a refusal, variables graphql-jit refuses, or
+   * tracing on (the pipeline's operation span). Else the result exactly as the pipeline would
+   * have produced it.
    */
   async runKnown(params: GraphQLParams, context: GraphQLContext): Promise<ExecutionResult | null> {
     if (!this.options.enabled || activeTracing().enabled || !isPlainParams(params)) return null;
     const operation = this.known.get(params.query)?.get(params.operationName ?? '');
     if (!operation) return null;
-    const refusals = this.options.refusals({
+    const refusals = requestRefusals({
       contextValue: context,
       document: operation.document,
       operationName: params.operationName,

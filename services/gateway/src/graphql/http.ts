@@ -17,7 +17,6 @@ import {
   graphiqlAssets,
   matchesIfNoneMatch,
 } from './graphiql-assets';
-import { requestRefusals } from './limits';
 import { StreamSlots } from './streams';
 import { createGraphQLServer, type GraphQLServer } from './yoga';
 
@@ -81,7 +80,6 @@ export class GraphqlHandler {
     this.compiledQueries = new CompiledQueries({
       enabled: options.compiledQueries !== false,
       onExecution: (executor) => deps.metrics.graphqlExecuted(executor),
-      refusals: requestRefusals,
     });
     this.server = createGraphQLServer({ production: options.production, compiledQueries: this.compiledQueries });
     this.streams = new StreamSlots(options.maxStreams ?? DEFAULT_MAX_STREAMS);
