@@ -22,7 +22,7 @@ export type { IdempotencyRecord } from './storage/idempotency-storage';
 export type { IndexLag } from './storage/index-state-storage';
 export { collectingStores, consecutiveStamps, InsertCollector } from './storage/insert-collector';
 export type { MemberRow, Role } from './storage/membership-storage';
-export type { MemoryRow, RevisionRow } from './storage/memory-storage';
+export type { MemoryRow, RevisionRow, RevisionsAsKnown } from './storage/memory-storage';
 export type { GrantRow, GrantTarget, NamespaceRow, Visibility } from './storage/namespace-storage';
 export type { Standing, StandingQuery } from './storage/read-view';
 export type { DeletionReceiptRow } from './storage/receipt-storage';

@@ -8,7 +8,7 @@ import {
   type OperationInput,
   type OperationOutput,
 } from '@tms/catalog';
-import { type MemoryRow, newId, type RevisionRow } from '@tms/ledger';
+import { type MemoryRow, newId, type RevisionRow, type RevisionsAsKnown } from '@tms/ledger';
 import type { WorkspaceAccess } from '../access';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
@@ -138,10 +138,11 @@ export function presentMemory(row: Pick<MemoryRow, 'id' | 'namespaceId' | 'kind'
 
 /**
  * The memory and its namespace if the caller may read it (absent or unreadable is `not_found`),
- * and unless told otherwise every revision of it, newest generation first: from one statement
- * with the caller's standing and the workspace head, decided by the same rules in the same order.
+ * and unless told otherwise the revisions that decide its view (`RevisionsAsKnown`), newest
+ * generation first: from one statement with the caller's standing and the workspace head,
+ * decided by the same rules in the same order.
  */
-async function readableMemoryView(ctx: HandlerContext, id: string, options: { revisions?: boolean } = {}) {
+async function readableMemoryView(ctx: HandlerContext, id: string, options: RevisionsAsKnown = {}) {
   const access = requireAccess(ctx);
   const view = await ctx.stores.memories.readView(access.workspaceId, id, access.standingQuery(), options);
   access.adopt(view.standing);
@@ -156,11 +157,11 @@ export async function getMemory(
   input: OperationInput<typeof memoriesGet>,
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof memoriesGet>> {
-  const { access, memory, revisions } = await readableMemoryView(ctx, input.id);
+  const { access, memory, revisions } = await readableMemoryView(ctx, input.id, { knownAt: input.known_at });
   const now = input.known_at === undefined || input.as_of === undefined ? await ctx.now() : 0;
   const knownAt = input.known_at ?? now;
   const asOf = input.as_of ?? now;
-  // As `revisionsKnownAt`: those recorded by knownAt, newest generation first.
+  // As `revisionsKnownAt`: those recorded by knownAt, newest generation first (of the deciding ones).
   const known = revisions.filter((r) => r.recordedAt <= knownAt);
   const revision = currentRevision(known, knownAt);
   if (!revision || revision.text === null || !isValidAt(revision, asOf)) throw new DomainError('not_found');

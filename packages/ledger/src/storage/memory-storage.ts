@@ -1,13 +1,11 @@
-import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { memories, namespaces, revisions } from '../schema';
 import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRow,
-  decodeJsonRows,
   decodeStanding,
   jsonRow,
-  jsonRows,
   type Standing,
   type StandingQuery,
   selectShapedDocument,
@@ -28,13 +26,52 @@ function visibleAt(asOf: number, knownAt: number) {
 }
 export type RevisionRow = typeof revisions.$inferSelect;
 
-/** `memories.get` in one statement: standing, head, the memory, its namespace and every revision. */
+/** `memories.get` in one statement: standing, head, the memory, its namespace and its deciding revisions. */
 export interface MemoryReadView {
   standing: Standing;
   memory: MemoryRow | null;
   namespace: NamespaceRow | null;
-  /** Every revision of the memory, newest generation first. */
+  /** The revisions `RevisionsAsKnown` names, newest generation first (at most two). */
   revisions: RevisionRow[];
+}
+
+/**
+ * Which revisions a memory view loads: none (history pages them itself), or those that decide
+ * the view as known at `knownAt` (absent: now, the workspace head or later). A memory may have
+ * thousands of revisions; the view needs two of them at most, whatever their number.
+ */
+export type RevisionsAsKnown = { revisions: false } | { revisions?: true; knownAt?: number | undefined };
+
+/**
+ * The revisions that decide a memory's view as known at `knownAt`, as a JSON array of two
+ * rows (either may be null): the newest generation recorded by then (the memory's generation)
+ * and the newest one current then (recorded, not yet superseded: the revision shown), often the
+ * same row. Without `knownAt` (now, at or after the workspace head, which every record time
+ * precedes): the newest generation and the newest never superseded. Each is one backward step
+ * of the `revisions_generation` index, so a read costs the same at the thousandth revision as
+ * at the first; and scalar subqueries keep the statement's generic plan as cheap as a custom one.
+ */
+function decidingRevisions(workspaceId: string, memoryId: string, knownAt: number | undefined): SQL {
+  const recorded =
+    knownAt === undefined
+      ? sql`r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`
+      : sql`r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId} and r.recorded_at <= ${knownAt}`;
+  const current =
+    knownAt === undefined
+      ? sql`r.recorded_until is null`
+      : sql`(r.recorded_until is null or r.recorded_until > ${knownAt})`;
+  const newest = (where: SQL) =>
+    sql`(select ${jsonRow(revisions, 'r')} from revisions r where ${where} order by r.generation desc limit 1)`;
+  return sql`json_build_array(${newest(recorded)}, ${newest(sql`${recorded} and ${current}`)})`;
+}
+
+/** The rows `decidingRevisions` found, newest generation first, each once. */
+function decodeDecidingRevisions(value: unknown): RevisionRow[] {
+  const rows: RevisionRow[] = [];
+  for (const row of (value as (Record<string, unknown> | null)[] | null) ?? []) {
+    if (row !== null && rows[0]?.id !== row.id) rows.push(decodeJsonRow<RevisionRow>(revisions, row));
+  }
+  return rows;
 }
 
 export class MemoryStorage {
@@ -53,29 +90,24 @@ export class MemoryStorage {
   }
 
   /**
-   * The caller's standing, the workspace head, the memory, its namespace and all its revisions
-   * (newest generation first), from one statement in one snapshot.
+   * The caller's standing, the workspace head, the memory, its namespace and the revisions that
+   * decide its view (see `decidingRevisions`), newest generation first, from one statement in
+   * one snapshot.
    */
   async readView(
     workspaceId: string,
     memoryId: string,
     standing: StandingQuery,
-    options: { revisions?: boolean } = {},
+    options: RevisionsAsKnown = {},
   ): Promise<MemoryReadView> {
+    const withRevisions = options.revisions !== false;
+    const knownAt = 'knownAt' in options ? options.knownAt : undefined;
     const document = await selectShapedDocument(
       this.pointReads,
       'memories.readView',
-      { workspaceId, memoryId, standing, withRevisions: options.revisions !== false },
-      ({ workspaceId, memoryId, standing, withRevisions }) => {
-        // History pages its revisions itself: then none are loaded here.
-        const revisionRows = withRevisions
-          ? jsonRows(
-              revisions,
-              'r',
-              sql`from revisions r where r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`,
-              sql`r.generation desc`,
-            )
-          : sql`'[]'::json`;
+      { workspaceId, memoryId, standing, withRevisions, knownAt },
+      ({ workspaceId, memoryId, standing, withRevisions, knownAt }) => {
+        const revisionRows = withRevisions ? decidingRevisions(workspaceId, memoryId, knownAt) : sql`'[]'::json`;
         return sql`${standingMembers(workspaceId, standing)},
         'memory', (select ${jsonRow(memories, 'm')} from memories m where m.workspace_id = ${workspaceId} and m.id = ${memoryId}),
         'namespace', (select ${jsonRow(namespaces, 'n')} from memories m join namespaces n on n.workspace_id = m.workspace_id and n.id = m.namespace_id where m.workspace_id = ${workspaceId} and m.id = ${memoryId}),
@@ -88,7 +120,7 @@ export class MemoryStorage {
       namespace: document.namespace
         ? decodeJsonRow<NamespaceRow>(namespaces, document.namespace as Record<string, unknown>)
         : null,
-      revisions: decodeJsonRows<RevisionRow>(revisions, document.revisions),
+      revisions: decodeDecidingRevisions(document.revisions),
     };
   }
 
