@@ -92,12 +92,11 @@ describe('GATEWAY_WORKERS', () => {
     // Requests on fresh connections are spread over both workers: each logs its own with its pid.
     const requestIds = new Set<string>();
     for (let i = 0; i < 20; i += 1) requestIds.add(await healthOnFreshConnection(port));
-    await sleep(200); // the log lines of the last requests
-    const servedBy = new Set(
-      logLines(gw.output())
-        .filter((l) => l.msg === 'request' && requestIds.has(l.request_id as string))
-        .map((l) => l.pid as number),
-    );
+    // Workers write their request lines in blocks (at most 100 ms late): wait for all twenty.
+    const linesOf = () =>
+      logLines(gw.output()).filter((l) => l.msg === 'request' && requestIds.has(l.request_id as string));
+    await waitFor('the request lines', gw, () => linesOf().length === requestIds.size);
+    const servedBy = new Set(linesOf().map((l) => l.pid as number));
     expect(servedBy).toEqual(new Set(workers));
 
     // A worker that dies is replaced by a new process; the port keeps answering.
