@@ -52,10 +52,8 @@ export type RevisionsAsKnown = { revisions: false } | { revisions?: true; knownA
  * at the first; and scalar subqueries keep the statement's generic plan as cheap as a custom one.
  */
 function decidingRevisions(workspaceId: string, memoryId: string, knownAt: number | undefined): SQL {
-  const recorded =
-    knownAt === undefined
-      ? sql`r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`
-      : sql`r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId} and r.recorded_at <= ${knownAt}`;
+  const ofMemory = sql`r.workspace_id = ${workspaceId} and r.memory_id = ${memoryId}`;
+  const recorded = knownAt === undefined ? ofMemory : sql`${ofMemory} and r.recorded_at <= ${knownAt}`;
   const current =
     knownAt === undefined
       ? sql`r.recorded_until is null`
