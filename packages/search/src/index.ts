@@ -1,3 +1,4 @@
+export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
 export { Indexer, type IndexerOptions } from './indexer';
 export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
@@ -12,4 +13,6 @@ export {
   type SearchProvider,
   type SearchQuery,
   SearchUnavailableError,
+  type SemanticQuery,
+  semanticCursorName,
 } from './provider';

@@ -152,6 +152,11 @@ export class MeilisearchProvider implements SearchProvider {
     });
   }
 
+  async searchSemantic(): Promise<SearchHit[]> {
+    // Replaced by the vector store (issue 28, vectors beside the lexical index).
+    throw new SearchUnavailableError('the semantic arm is not built yet');
+  }
+
   async clear(workspaceId: string): Promise<void> {
     await this.guard('clear', () =>
       this.settled(

@@ -1,4 +1,4 @@
-import type { SearchProvider } from './provider';
+import type { SearchHit, SearchProvider } from './provider';
 import { SearchUnavailableError } from './provider';
 
 /** Indexing disabled (`SEARCH_PROVIDER=none`): nothing is indexed and searching is unavailable. */
@@ -11,6 +11,11 @@ export class NoSearchProvider implements SearchProvider {
   async search(): Promise<never> {
     throw new SearchUnavailableError('indexing is disabled');
   }
+  async searchSemantic(): Promise<SearchHit[]> {
+    // Replaced by the vector store (issue 28, vectors beside the lexical index).
+    throw new SearchUnavailableError('the semantic arm is not built yet');
+  }
+
   async clear(): Promise<void> {}
   async indexedRevisionIds(): Promise<string[]> {
     return [];

@@ -1,6 +1,13 @@
 import type { Database } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
-import { queryTerms, type SearchDocument, type SearchHit, type SearchProvider, type SearchQuery } from './provider';
+import {
+  queryTerms,
+  type SearchDocument,
+  type SearchHit,
+  type SearchProvider,
+  type SearchQuery,
+  SearchUnavailableError,
+} from './provider';
 
 const rowsOf = <T>(result: unknown): T[] =>
   Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
@@ -101,6 +108,11 @@ export class PostgresSearchProvider implements SearchProvider {
       memoryId: r.memory_id,
       score: Number(r.score),
     }));
+  }
+
+  async searchSemantic(): Promise<SearchHit[]> {
+    // Replaced by the vector store (issue 28, vectors beside the lexical index).
+    throw new SearchUnavailableError('the semantic arm is not built yet');
   }
 
   async clear(workspaceId: string): Promise<void> {

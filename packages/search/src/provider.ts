@@ -24,6 +24,18 @@ export interface SearchQuery {
   offset: number;
 }
 
+/** A semantic search: the query's vector, compared only with vectors of the same model. */
+export interface SemanticQuery extends Omit<SearchQuery, 'text'> {
+  vector: Float32Array;
+  /** `Embedder.model` of the query vector; vectors of any other model are never compared with it. */
+  model: string;
+}
+
+/** Name of the semantic arm's cursor in `index_state`: one per provider and model, so a new model re-embeds from 0. */
+export function semanticCursorName(provider: SearchProvider['name'], model: string): string {
+  return `${provider}+semantic:${model}`;
+}
+
 export interface SearchHit {
   revisionId: string;
   memoryId: string;
@@ -48,7 +60,10 @@ export interface SearchProvider {
   /** Create the index and apply its settings (idempotent). */
   prepare(): Promise<void>;
   apply(workspaceId: string, batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] }): Promise<void>;
+  /** The lexical arm: best first, ties broken by revision id. */
   search(query: SearchQuery): Promise<SearchHit[]>;
+  /** The semantic arm: best (highest cosine similarity) first, ties broken by revision id. */
+  searchSemantic(query: SemanticQuery): Promise<SearchHit[]>;
   /** Remove every document of a workspace (rebuild). */
   clear(workspaceId: string): Promise<void>;
   /** Revision ids indexed for a workspace (tests and `svc index status`). */
