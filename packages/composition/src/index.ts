@@ -93,7 +93,7 @@ export const domainEnvShape = {
   MEILI_URL: z.url().optional(),
   ...meiliKeyEnvShape,
   ...webhookTargetEnvShape,
-  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
+  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (docs/api.md, "Rate limits").
   RATE_LIMITS: z
     .string()
     .default(DEFAULT_RATE_LIMITS)
