@@ -1,4 +1,4 @@
-import { ERROR_CODES, idSchema, OPERATIONS, type Operation, workspaceIdSchema } from '@tms/catalog';
+import { ERROR_CODES, fieldDescription, idSchema, OPERATIONS, type Operation, workspaceIdSchema } from '@tms/catalog';
 import { DomainError, type RawInput } from '@tms/domain';
 import { z } from 'zod';
 
@@ -45,6 +45,71 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return rest;
 }
 
+/** Keywords that bound a value rather than shape it: an answer's schema leaves them to the input's. */
+const BOUNDS = new Set([
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'uniqueItems',
+  'description',
+  'default',
+]);
+
+/** How deep an answer's schema names properties: the answer's keys and the keys of their values. */
+const OUTPUT_DEPTH = 2;
+
+/**
+ * An answer's schema by its outline: the types, properties and required keys of its first
+ * `depth` levels, below which an object is only an object. The server produces the answer, so
+ * its bounds tell an agent nothing; the full schemas are in schema/openapi.json. The outline
+ * keeps `tools/list` small enough for an agent's context.
+ */
+function outline(schema: unknown, depth: number): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => outline(item, depth));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const source = schema as Record<string, unknown>;
+  if (depth === 0 && (source.type === 'object' || source.type === 'array')) return { type: source.type };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (BOUNDS.has(key)) continue;
+    if (key === 'properties') {
+      // A map of names to schemas, one level further down; a property named like a keyword stays.
+      out[key] = Object.fromEntries(
+        Object.entries(value as object).map(([name, sub]) => [name, outline(sub, depth - 1)]),
+      );
+    } else if (key === 'items') {
+      out[key] = outline(value, depth - 1);
+    } else {
+      out[key] = outline(value, depth);
+    }
+  }
+  return out;
+}
+
+/**
+ * Which tools a connection lists and accepts (MCP_TOOLS): `memory`, the default, is what an
+ * agent needs to remember and recall (memories, evidence, recall, the change feed, the
+ * readable namespaces to write into, and who it is); `all` is every catalog operation,
+ * workspace and access administration included.
+ */
+export type ToolSet = 'memory' | 'all';
+export const TOOL_SETS: readonly ToolSet[] = ['memory', 'all'];
+
+const MEMORY_OPERATIONS = new Set(['recall', 'changes.list', 'me.get', 'namespaces.list']);
+
+export function inToolSet(operation: Operation, set: ToolSet): boolean {
+  if (set === 'all') return true;
+  return (
+    operation.name.startsWith('memories.') ||
+    operation.name.startsWith('evidence.') ||
+    MEMORY_OPERATIONS.has(operation.name)
+  );
+}
+
 /**
  * Whether a tool offers `workspace_id`: every operation that works in the selected workspace,
  * and directory operations that report the selection back (me.get answers `workspace_id`).
@@ -74,7 +139,9 @@ function buildTool(operation: Operation): AgentTool {
         // One flat argument object cannot carry two fields of one name: refuse to start.
         throw new Error(`${operation.name}: input field ${name} is not unique across path, query, body and headers`);
       }
-      properties[name] = property;
+      const description = fieldDescription(operation, name);
+      if (!description) throw new Error(`${operation.name}: input field ${name} has no description in the catalog`);
+      properties[name] = { ...property, description };
       keys[part].add(name);
     }
     required.push(...((json.required ?? []) as string[]));
@@ -114,7 +181,10 @@ function buildTool(operation: Operation): AgentTool {
       // A result is the operation's answer or, with isError, the /v1 error envelope.
       outputSchema: {
         type: 'object',
-        anyOf: [jsonSchema(operation.output as z.ZodType, 'output'), jsonSchema(errorEnvelopeSchema, 'output')],
+        anyOf: [
+          outline(jsonSchema(operation.output as z.ZodType, 'output'), OUTPUT_DEPTH),
+          outline(jsonSchema(errorEnvelopeSchema, 'output'), 1),
+        ],
       },
       annotations: {
         title: operation.name,
@@ -127,15 +197,21 @@ function buildTool(operation: Operation): AgentTool {
   };
 }
 
-let cache: { tools: AgentTool[]; byName: Map<string, AgentTool> } | null = null;
+interface ToolList {
+  tools: AgentTool[];
+  byName: Map<string, AgentTool>;
+}
+const cache = new Map<ToolSet, ToolList>();
 
-/** One tool per catalog operation, in catalog order (built once). */
-export function agentTools(): { tools: AgentTool[]; byName: Map<string, AgentTool> } {
-  if (!cache) {
-    const tools = OPERATIONS.map((operation) => buildTool(operation));
-    cache = { tools, byName: new Map(tools.map((tool) => [tool.definition.name, tool])) };
+/** One tool per catalog operation of the set (default: every one), in catalog order (built once). */
+export function agentTools(set: ToolSet = 'all'): ToolList {
+  let list = cache.get(set);
+  if (!list) {
+    const tools = OPERATIONS.filter((operation) => inToolSet(operation, set)).map((operation) => buildTool(operation));
+    list = { tools, byName: new Map(tools.map((tool) => [tool.definition.name, tool])) };
+    cache.set(set, list);
   }
-  return cache;
+  return list;
 }
 
 /** The request a tool call stands for: what /v1 reads from the path, query, body and headers. */

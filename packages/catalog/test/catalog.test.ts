@@ -138,6 +138,19 @@ const CREDENTIAL_ADMIN: Row[] = [
   row('webhooks.delete', 'DELETE /v1/webhooks/{id}', 'svc_webhooks_delete', 'svc:admin', 'workspace_admin', true, 1),
 ];
 
+/** Issue 29: the grants on a namespace are readable by its admins, beside their replacement. */
+const GRANT_READS: Row[] = [
+  row(
+    'namespaces.grants.list',
+    'GET /v1/namespaces/{id}/grants',
+    'svc_namespaces_grants_list',
+    'svc:read',
+    'admin',
+    false,
+    100,
+  ),
+];
+
 /** decisions.md §10: the change feed. */
 const CHANGE_FEED: Row[] = [row('changes.list', 'GET /v1/changes', 'svc_changes_list', 'svc:read', 'read', false, 100)];
 
@@ -177,7 +190,9 @@ describe('catalog identity', () => {
   });
 
   it.each(
-    [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED].map((r) => [r.name, r] as const),
+    [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED, ...GRANT_READS].map(
+      (r) => [r.name, r] as const,
+    ),
   )('core operation %s matches the spec', (name, expected) => {
     expect(actual(name)).toEqual(expected);
   });
@@ -192,9 +207,14 @@ describe('catalog identity', () => {
 
   it('has no operation the spec does not list', () => {
     const known = new Set(
-      [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...DECISIONS_LIFECYCLE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED].map(
-        (r) => r.name,
-      ),
+      [
+        ...INTERFACE_ENDPOINTS,
+        ...DECISIONS_CORE,
+        ...DECISIONS_LIFECYCLE,
+        ...CREDENTIAL_ADMIN,
+        ...CHANGE_FEED,
+        ...GRANT_READS,
+      ].map((r) => r.name),
     );
     expect(OPERATIONS.map((op) => op.name).filter((n) => !known.has(n))).toEqual([]);
   });

@@ -312,6 +312,8 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
       called,
     );
     expect(grants.grants).toHaveLength(1);
+    const listedGrants = await ok(client, 'svc_namespaces_grants_list', { id: namespace.id }, called);
+    expect(listedGrants).toEqual({ namespace_id: namespace.id, grants: grants.grants });
 
     // A product installation and its credential, issued, listed and revoked by tools.
     const { installation } = await ok(
