@@ -41,7 +41,13 @@ export const errorEnvelopeSchema = z.strictObject({
 });
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io }) as JsonSchema;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io,
+    // JSON numbers are bounded anyway: a safe-integer maximum says nothing and costs context.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  }) as JsonSchema;
   return rest;
 }
 
@@ -59,12 +65,12 @@ const BOUNDS = new Set([
   'default',
 ]);
 
-/** How deep an answer's schema names properties: the answer's keys and the keys of their values. */
-const OUTPUT_DEPTH = 2;
+/** How deep an answer's schema names properties: the answer's own keys. */
+const OUTPUT_DEPTH = 1;
 
 /**
  * An answer's schema by its outline: the types, properties and required keys of its first
- * `depth` levels, below which an object is only an object. The server produces the answer, so
+ * `depth` levels, below which an object is only an object (the answer's own keys, each with its type). The server produces the answer, so
  * its bounds tell an agent nothing; the full schemas are in schema/openapi.json. The outline
  * keeps `tools/list` small enough for an agent's context.
  */
@@ -153,15 +159,15 @@ function buildTool(operation: Operation): AgentTool {
       ...jsonSchema(workspaceIdSchema, 'input'),
       description:
         operation.workspace === 'selected'
-          ? 'Workspace to act in (the X-Service-Workspace header of /v1). Defaults to the connection workspace.'
-          : 'Workspace to report as selected (the X-Service-Workspace header of /v1). Defaults to the connection workspace.',
+          ? "The workspace to act in (X-Service-Workspace of /v1); default: the connection's."
+          : "The workspace to report as selected (X-Service-Workspace of /v1); default: the connection's.",
     };
   }
   if (operation.idempotent) {
     properties[IDEMPOTENCY_KEY_ARG] = {
       ...jsonSchema(idSchema, 'input'),
       description:
-        'Idempotency-Key: a fresh id per intended write; retrying with the same key and arguments replays the original result.',
+        'A fresh id per intended write (Idempotency-Key of /v1): a retry with the same key and arguments replays the result.',
     };
     required.push(IDEMPOTENCY_KEY_ARG);
   }
@@ -183,7 +189,7 @@ function buildTool(operation: Operation): AgentTool {
         type: 'object',
         anyOf: [
           outline(jsonSchema(operation.output as z.ZodType, 'output'), OUTPUT_DEPTH),
-          outline(jsonSchema(errorEnvelopeSchema, 'output'), 1),
+          outline(jsonSchema(errorEnvelopeSchema, 'output'), OUTPUT_DEPTH),
         ],
       },
       annotations: {

@@ -44,6 +44,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
       { caller: () => domain.authenticate(token), workspaceId: env.TMS_WORKSPACE ?? null, requestId: freshRequestId },
       {
         logger,
+        toolSet: env.MCP_TOOLS,
         onToolCall: (event) => logger.info({ ...event }, 'tool call'),
       },
     );

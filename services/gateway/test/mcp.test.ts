@@ -26,8 +26,9 @@ const clients: Client[] = [];
 const stderr: string[] = [];
 const transportErrors: Error[] = [];
 
+// Every tool of the catalog: MCP_TOOLS=all (the default set is held in mcp-tool-sets.test.ts).
 beforeAll(async () => {
-  h = await startHarness({ driver: 'postgres' });
+  h = await startHarness({ driver: 'postgres', env: { MCP_TOOLS: 'all' } });
 });
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => {})));
@@ -61,6 +62,7 @@ const connectors: Record<Transport, Connect> = {
         TMS_TOKEN: token,
         ...(workspace ? { TMS_WORKSPACE: workspace } : {}),
         LOG_LEVEL: 'warn',
+        MCP_TOOLS: 'all',
       },
       stderr: 'pipe',
     });
