@@ -63,6 +63,8 @@ const connectors: Record<Transport, Connect> = {
         ...(workspace ? { TMS_WORKSPACE: workspace } : {}),
         LOG_LEVEL: 'warn',
         MCP_TOOLS: 'all',
+        // As the harness's gateway: no indexer (mcp-stdio-recall.test.ts holds svc mcp's own).
+        INDEXER: 'external',
       },
       stderr: 'pipe',
     });
