@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 import ts from 'typescript';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -75,14 +75,14 @@ function emitDeclarations(outDir: string): void {
 export async function buildClient(outDir = path.join(CLIENT_DIR, 'dist')): Promise<string> {
   fs.rmSync(outDir, { recursive: true, force: true });
   fs.mkdirSync(outDir, { recursive: true });
-  const common = {
+  const common: BuildOptions = {
     entryPoints: [ENTRY],
     bundle: true,
     platform: 'neutral',
     target: 'es2022',
     sourcemap: true,
     logLevel: 'warning',
-  } as const;
+  };
   await build({ ...common, format: 'esm', outfile: path.join(outDir, 'index.js') });
   await build({ ...common, format: 'cjs', outfile: path.join(outDir, 'index.cjs') });
   emitDeclarations(outDir);
