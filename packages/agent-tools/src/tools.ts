@@ -70,9 +70,9 @@ const OUTPUT_DEPTH = 1;
 
 /**
  * An answer's schema by its outline: the types, properties and required keys of its first
- * `depth` levels, below which an object is only an object (the answer's own keys, each with its type). The server produces the answer, so
- * its bounds tell an agent nothing; the full schemas are in schema/openapi.json. The outline
- * keeps `tools/list` small enough for an agent's context.
+ * `depth` levels, below which an object is only an object. The server produces the answer, so
+ * its bounds and nested shapes tell an agent little; the full schemas are in
+ * schema/openapi.json. The outline keeps `tools/list` small enough for an agent's context.
  */
 function outline(schema: unknown, depth: number): unknown {
   if (Array.isArray(schema)) return schema.map((item) => outline(item, depth));
@@ -209,7 +209,10 @@ interface ToolList {
 }
 const cache = new Map<ToolSet, ToolList>();
 
-/** One tool per catalog operation of the set (default: every one), in catalog order (built once). */
+/**
+ * One tool per catalog operation of the set, in catalog order (built once). Without a set, every
+ * operation: the set a connection serves is the server's choice (`createAgentServer`, MCP_TOOLS).
+ */
 export function agentTools(set: ToolSet = 'all'): ToolList {
   let list = cache.get(set);
   if (!list) {
