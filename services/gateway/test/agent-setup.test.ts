@@ -180,7 +180,7 @@ describe('the stdio set-up of docs/agents.md, from a fresh clone', SLOW, () => {
     }
   });
 
-  it('serves every catalog tool with the documented configuration and a service key', async () => {
+  it('serves the memory tools with the documented configuration and a granted service key; recall completes', async () => {
     if (!h.database) throw new Error('needs Postgres');
     const env = { DATABASE_URL: h.database.url };
     // Step 2: the compiled CLI migrates (it finds the migrations beside its bundle).
