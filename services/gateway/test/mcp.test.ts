@@ -120,7 +120,8 @@ const jsonOf = (res: Response): Promise<any> => res.json();
 
 const withoutRequestId = ({ request_id: _id, ...rest }: ErrorEnvelope['error']) => rest;
 
-describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) => {
+// A stdio connection spawns `svc mcp` through npx and tsx: on a loaded 2-core machine, a minute.
+describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', { timeout: 180_000 }, (mode) => {
   const connect: Connect = (...args) => connectors[mode](...args);
   let ws: string;
   let owner: Human;
