@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { fieldDescription } from '../src/descriptions';
 import {
   evidenceCreate,
   memoriesCreate,
@@ -224,6 +225,22 @@ describe('catalog identity', () => {
     const directory = OPERATIONS.filter((op) => op.workspace === 'directory').map((op) => op.name);
     expect(directory.sort()).toEqual(['me.get', 'workspaces.create', 'workspaces.list']);
     expect(OPERATIONS.filter((op) => op.workspace === 'path').map((op) => op.name)).toEqual(['workspaces.members.put']);
+  });
+});
+
+describe('field descriptions', () => {
+  it('every input field of every operation has one sentence (agents read them in tools/list)', () => {
+    const missing: string[] = [];
+    for (const op of OPERATIONS) {
+      for (const part of [op.input.params, op.input.query, op.input.body]) {
+        for (const field of Object.keys(part?.shape ?? {})) {
+          const description = fieldDescription(op, field);
+          if (!description || !/^\S[^\n]*\.$/.test(description) || description.length > 200)
+            missing.push(`${op.name}.${field}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
 
