@@ -20,9 +20,12 @@ export {
   agentTools,
   errorEnvelopeSchema,
   IDEMPOTENCY_KEY_ARG,
+  inToolSet,
   splitArguments,
+  TOOL_SETS,
   type ToolDefinition,
   type ToolRequest,
+  type ToolSet,
   WORKSPACE_ARG,
 } from './tools';
 export { StrictStdioTransport, serveHttpRequest, serveStdio } from './transports';

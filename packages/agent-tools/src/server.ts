@@ -30,7 +30,7 @@ import {
   memoryRequest,
   memoryUri,
 } from './memory-uri';
-import { type AgentTool, agentTools, splitArguments } from './tools';
+import { type AgentTool, agentTools, splitArguments, type ToolSet } from './tools';
 
 /** The interface catalog version (interface.md, Versioning). */
 export const CATALOG_VERSION = '1.0.0';
@@ -66,6 +66,8 @@ export interface AgentServerOptions {
    * never executes after `unavailable` was answered.
    */
   deadline?: Deadline;
+  /** Which tools are listed and callable (the service's MCP_TOOLS); default `memory`. */
+  toolSet?: ToolSet;
   /** Told about every tool call once it is answered (metrics, access logs). */
   onToolCall?: (event: { tool: string; operation: string; code: string; requestId: string }) => void;
 }
@@ -170,7 +172,7 @@ function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
 export function createAgentServer(domain: Domain, connection: AgentConnection, options: AgentServerOptions = {}) {
   const logger = options.logger ?? silent;
   const timeoutMs = options.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
-  const { tools, byName } = agentTools();
+  const { tools, byName } = agentTools(options.toolSet ?? 'memory');
 
   const server = new Server(
     { name: 'temporal-memory-service', title: 'Temporal Memory Service', version: CATALOG_VERSION },

@@ -1,4 +1,4 @@
-import { ERROR_CODES, idSchema, OPERATIONS, type Operation, workspaceIdSchema } from '@tms/catalog';
+import { ERROR_CODES, fieldDescription, idSchema, OPERATIONS, type Operation, workspaceIdSchema } from '@tms/catalog';
 import { DomainError, type RawInput } from '@tms/domain';
 import { z } from 'zod';
 
@@ -41,8 +41,79 @@ export const errorEnvelopeSchema = z.strictObject({
 });
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io }) as JsonSchema;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io,
+    // JSON numbers are bounded anyway: a safe-integer maximum says nothing and costs context.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  }) as JsonSchema;
   return rest;
+}
+
+/** Keywords that bound a value rather than shape it: an answer's schema leaves them to the input's. */
+const BOUNDS = new Set([
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'uniqueItems',
+  'description',
+  'default',
+]);
+
+/** How deep an answer's schema names properties: the answer's own keys. */
+const OUTPUT_DEPTH = 1;
+
+/**
+ * An answer's schema by its outline: the types, properties and required keys of its first
+ * `depth` levels, below which an object is only an object. The server produces the answer, so
+ * its bounds and nested shapes tell an agent little; the full schemas are in
+ * schema/openapi.json. The outline keeps `tools/list` small enough for an agent's context.
+ */
+function outline(schema: unknown, depth: number): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => outline(item, depth));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const source = schema as Record<string, unknown>;
+  if (depth === 0 && (source.type === 'object' || source.type === 'array')) return { type: source.type };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (BOUNDS.has(key)) continue;
+    if (key === 'properties') {
+      // A map of names to schemas, one level further down; a property named like a keyword stays.
+      out[key] = Object.fromEntries(
+        Object.entries(value as object).map(([name, sub]) => [name, outline(sub, depth - 1)]),
+      );
+    } else if (key === 'items') {
+      out[key] = outline(value, depth - 1);
+    } else {
+      out[key] = outline(value, depth);
+    }
+  }
+  return out;
+}
+
+/**
+ * Which tools a connection lists and accepts (MCP_TOOLS): `memory`, the default, is what an
+ * agent needs to remember and recall (memories, evidence, recall, the change feed, the
+ * readable namespaces to write into, and who it is); `all` is every catalog operation,
+ * workspace and access administration included.
+ */
+export type ToolSet = 'memory' | 'all';
+export const TOOL_SETS: readonly ToolSet[] = ['memory', 'all'];
+
+const MEMORY_OPERATIONS = new Set(['recall', 'changes.list', 'me.get', 'namespaces.list']);
+
+export function inToolSet(operation: Operation, set: ToolSet): boolean {
+  if (set === 'all') return true;
+  return (
+    operation.name.startsWith('memories.') ||
+    operation.name.startsWith('evidence.') ||
+    MEMORY_OPERATIONS.has(operation.name)
+  );
 }
 
 /**
@@ -74,7 +145,9 @@ function buildTool(operation: Operation): AgentTool {
         // One flat argument object cannot carry two fields of one name: refuse to start.
         throw new Error(`${operation.name}: input field ${name} is not unique across path, query, body and headers`);
       }
-      properties[name] = property;
+      // Every field has one (mcp-tool-sets.test.ts holds it); a missing one is left out, not fatal.
+      const description = fieldDescription(operation, name);
+      properties[name] = description ? { ...property, description } : property;
       keys[part].add(name);
     }
     required.push(...((json.required ?? []) as string[]));
@@ -86,15 +159,15 @@ function buildTool(operation: Operation): AgentTool {
       ...jsonSchema(workspaceIdSchema, 'input'),
       description:
         operation.workspace === 'selected'
-          ? 'Workspace to act in (the X-Service-Workspace header of /v1). Defaults to the connection workspace.'
-          : 'Workspace to report as selected (the X-Service-Workspace header of /v1). Defaults to the connection workspace.',
+          ? "The workspace to act in (X-Service-Workspace of /v1); default: the connection's."
+          : "The workspace to report as selected (X-Service-Workspace of /v1); default: the connection's.",
     };
   }
   if (operation.idempotent) {
     properties[IDEMPOTENCY_KEY_ARG] = {
       ...jsonSchema(idSchema, 'input'),
       description:
-        'Idempotency-Key: a fresh id per intended write; retrying with the same key and arguments replays the original result.',
+        'A fresh id per intended write (Idempotency-Key of /v1): a retry with the same key and arguments replays the result.',
     };
     required.push(IDEMPOTENCY_KEY_ARG);
   }
@@ -114,7 +187,10 @@ function buildTool(operation: Operation): AgentTool {
       // A result is the operation's answer or, with isError, the /v1 error envelope.
       outputSchema: {
         type: 'object',
-        anyOf: [jsonSchema(operation.output as z.ZodType, 'output'), jsonSchema(errorEnvelopeSchema, 'output')],
+        anyOf: [
+          outline(jsonSchema(operation.output as z.ZodType, 'output'), OUTPUT_DEPTH),
+          outline(jsonSchema(errorEnvelopeSchema, 'output'), OUTPUT_DEPTH),
+        ],
       },
       annotations: {
         title: operation.name,
@@ -127,15 +203,24 @@ function buildTool(operation: Operation): AgentTool {
   };
 }
 
-let cache: { tools: AgentTool[]; byName: Map<string, AgentTool> } | null = null;
+interface ToolList {
+  tools: AgentTool[];
+  byName: Map<string, AgentTool>;
+}
+const cache = new Map<ToolSet, ToolList>();
 
-/** One tool per catalog operation, in catalog order (built once). */
-export function agentTools(): { tools: AgentTool[]; byName: Map<string, AgentTool> } {
-  if (!cache) {
-    const tools = OPERATIONS.map((operation) => buildTool(operation));
-    cache = { tools, byName: new Map(tools.map((tool) => [tool.definition.name, tool])) };
+/**
+ * One tool per catalog operation of the set, in catalog order (built once). Without a set, every
+ * operation: the set a connection serves is the server's choice (`createAgentServer`, MCP_TOOLS).
+ */
+export function agentTools(set: ToolSet = 'all'): ToolList {
+  let list = cache.get(set);
+  if (!list) {
+    const tools = OPERATIONS.filter((operation) => inToolSet(operation, set)).map((operation) => buildTool(operation));
+    list = { tools, byName: new Map(tools.map((tool) => [tool.definition.name, tool])) };
+    cache.set(set, list);
   }
-  return cache;
+  return list;
 }
 
 /** The request a tool call stands for: what /v1 reads from the path, query, body and headers. */

@@ -1,3 +1,4 @@
+export * from './descriptions';
 export * from './errors';
 export * from './limits';
 export * from './operation';

@@ -204,6 +204,25 @@ export const namespacesUpdate = defineOperation({
   output: z.strictObject({ namespace: namespaceSchema, commit: commitSchema }),
 });
 
+export const namespacesGrantsList = defineOperation({
+  name: 'namespaces.grants.list',
+  summary: 'Read the grants on a namespace, in their stored order (admins of the namespace only).',
+  method: 'GET',
+  path: '/v1/namespaces/{id}/grants',
+  tool: 'svc_namespaces_grants_list',
+  scope: 'svc:read',
+  capability: 'admin',
+  idempotent: false,
+  workspace: 'selected',
+  maxItems: 100,
+  mutates: false,
+  input: { params: idParams, query: none, body: null },
+  output: z.strictObject({
+    namespace_id: idSchema,
+    grants: z.array(grantSchema).max(100),
+  }),
+});
+
 export const namespacesGrantsPut = defineOperation({
   name: 'namespaces.grants.put',
   summary: 'Replace the grants on a namespace; omitted grants are revoked at once.',
@@ -416,6 +435,7 @@ export const OPERATIONS = [
   webhooksList,
   webhooksCreate,
   webhooksDelete,
+  namespacesGrantsList,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { fieldDescription } from '../src/descriptions';
 import {
   evidenceCreate,
   memoriesCreate,
@@ -138,6 +139,19 @@ const CREDENTIAL_ADMIN: Row[] = [
   row('webhooks.delete', 'DELETE /v1/webhooks/{id}', 'svc_webhooks_delete', 'svc:admin', 'workspace_admin', true, 1),
 ];
 
+/** Issue 29: the grants on a namespace are readable by its admins, beside their replacement. */
+const GRANT_READS: Row[] = [
+  row(
+    'namespaces.grants.list',
+    'GET /v1/namespaces/{id}/grants',
+    'svc_namespaces_grants_list',
+    'svc:read',
+    'admin',
+    false,
+    100,
+  ),
+];
+
 /** decisions.md §10: the change feed. */
 const CHANGE_FEED: Row[] = [row('changes.list', 'GET /v1/changes', 'svc_changes_list', 'svc:read', 'read', false, 100)];
 
@@ -177,7 +191,9 @@ describe('catalog identity', () => {
   });
 
   it.each(
-    [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED].map((r) => [r.name, r] as const),
+    [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED, ...GRANT_READS].map(
+      (r) => [r.name, r] as const,
+    ),
   )('core operation %s matches the spec', (name, expected) => {
     expect(actual(name)).toEqual(expected);
   });
@@ -192,9 +208,14 @@ describe('catalog identity', () => {
 
   it('has no operation the spec does not list', () => {
     const known = new Set(
-      [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...DECISIONS_LIFECYCLE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED].map(
-        (r) => r.name,
-      ),
+      [
+        ...INTERFACE_ENDPOINTS,
+        ...DECISIONS_CORE,
+        ...DECISIONS_LIFECYCLE,
+        ...CREDENTIAL_ADMIN,
+        ...CHANGE_FEED,
+        ...GRANT_READS,
+      ].map((r) => r.name),
     );
     expect(OPERATIONS.map((op) => op.name).filter((n) => !known.has(n))).toEqual([]);
   });
@@ -204,6 +225,22 @@ describe('catalog identity', () => {
     const directory = OPERATIONS.filter((op) => op.workspace === 'directory').map((op) => op.name);
     expect(directory.sort()).toEqual(['me.get', 'workspaces.create', 'workspaces.list']);
     expect(OPERATIONS.filter((op) => op.workspace === 'path').map((op) => op.name)).toEqual(['workspaces.members.put']);
+  });
+});
+
+describe('field descriptions', () => {
+  it('every input field of every operation has one sentence (agents read them in tools/list)', () => {
+    const missing: string[] = [];
+    for (const op of OPERATIONS) {
+      for (const part of [op.input.params, op.input.query, op.input.body]) {
+        for (const field of Object.keys(part?.shape ?? {})) {
+          const description = fieldDescription(op, field);
+          if (!description || !/^\S[^\n]*\.$/.test(description) || description.length > 200)
+            missing.push(`${op.name}.${field}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
 

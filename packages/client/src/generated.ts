@@ -567,6 +567,18 @@ export type NamespacesGetOutput = {
   namespace: Namespace;
 };
 
+/** Input of `namespaces.grants.list`: path, query and body fields in one object. */
+export type NamespacesGrantsListInput = {
+  /** Id of the namespace addressed. */
+  id: string;
+};
+
+/** Answer of `namespaces.grants.list`. */
+export type NamespacesGrantsListOutput = {
+  grants: Array<Grant>;
+  namespace_id: string;
+};
+
 /** Input of `namespaces.grants.put`: path, query and body fields in one object. */
 export type NamespacesGrantsPutInput = {
   /** Id of the namespace addressed. */
@@ -802,6 +814,7 @@ export interface Operations {
   "memories.list": { input: MemoriesListInput; output: MemoriesListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "namespaces.create": { input: NamespacesCreateInput; output: NamespacesCreateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "namespaces.get": { input: NamespacesGetInput; output: NamespacesGetOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
+  "namespaces.grants.list": { input: NamespacesGrantsListInput; output: NamespacesGrantsListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "namespaces.grants.put": { input: NamespacesGrantsPutInput; output: NamespacesGrantsPutOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "namespaces.list": { input: NamespacesListInput; output: NamespacesListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "namespaces.update": { input: NamespacesUpdateInput; output: NamespacesUpdateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
@@ -839,6 +852,7 @@ export const OPERATION_TABLE = {
   "memories.list": {"method":"GET","path":"/v1/memories","pathParams":[],"query":["namespace_id","kind","as_of","known_at","limit","cursor"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"items"}},
   "namespaces.create": {"method":"POST","path":"/v1/namespaces","pathParams":[],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "namespaces.get": {"method":"GET","path":"/v1/namespaces/{id}","pathParams":["id"],"query":[],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
+  "namespaces.grants.list": {"method":"GET","path":"/v1/namespaces/{id}/grants","pathParams":["id"],"query":[],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
   "namespaces.grants.put": {"method":"PUT","path":"/v1/namespaces/{id}/grants","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "namespaces.list": {"method":"GET","path":"/v1/namespaces","pathParams":[],"query":["limit","cursor","parent_id"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"namespaces"}},
   "namespaces.update": {"method":"PATCH","path":"/v1/namespaces/{id}","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
@@ -909,6 +923,8 @@ export interface ClientMethods {
     /** GET /v1/namespaces/{id}: Read one namespace. */
     get(input: NamespacesGetInput, options?: CallOptions): Promise<NamespacesGetOutput>;
     grants: {
+      /** GET /v1/namespaces/{id}/grants: Read the grants on a namespace, in their stored order (admins of the namespace only). */
+      list(input: NamespacesGrantsListInput, options?: CallOptions): Promise<NamespacesGrantsListOutput>;
       /** PUT /v1/namespaces/{id}/grants: Replace the grants on a namespace; omitted grants are revoked at once. */
       put(input: NamespacesGrantsPutInput, options?: CallOptions): Promise<NamespacesGrantsPutOutput>;
     };

@@ -13,7 +13,14 @@ import { createEvidence, getEvidence, verifyEvidence } from './services/evidence
 import { attestMemory, correctMemory, forgetEvidence, forgetMemory, listMemories } from './services/lifecycle';
 import { getMe } from './services/me';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
-import { createNamespace, getNamespace, listNamespaces, putGrants, updateNamespace } from './services/namespaces';
+import {
+  createNamespace,
+  getNamespace,
+  listGrants,
+  listNamespaces,
+  putGrants,
+  updateNamespace,
+} from './services/namespaces';
 import { recallMemories } from './services/recall';
 import { createWebhook, deleteWebhook, listWebhooks } from './services/webhooks';
 import { createWorkspace, listWorkspaces, putMembers } from './services/workspaces';
@@ -34,6 +41,7 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'namespaces.get': getNamespace,
   'namespaces.update': updateNamespace,
   'namespaces.grants.put': putGrants,
+  'namespaces.grants.list': listGrants,
   'evidence.create': createEvidence,
   'evidence.get': getEvidence,
   'evidence.verify': verifyEvidence,

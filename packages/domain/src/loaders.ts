@@ -13,7 +13,7 @@ import type { WorkspaceAccess } from './access';
 import { type Caller, hasScope } from './caller';
 import type { CursorCodec } from './cursor';
 import { DomainError } from './errors';
-import { presentEvidence, presentNamespace, presentRevision, presentVerification } from './present';
+import { presentEvidence, presentGrant, presentNamespace, presentRevision, presentVerification } from './present';
 import { type VerificationPosition, verificationCursorScope, verificationPage } from './services/evidence';
 import { presentMemory } from './services/memories';
 import { END_OF_TIME } from './temporal';
@@ -42,17 +42,6 @@ function byKnownAt(keys: readonly AtKey[]): Map<number, string[]> {
 function indexBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T> {
   return new Map(rows.map((row) => [key(row), row]));
 }
-
-const presentGrant = (row: GrantRow): Grant => ({
-  target:
-    row.targetKind === 'actor'
-      ? { kind: 'actor', actor_id: row.targetId }
-      : row.targetKind === 'installation'
-        ? { kind: 'installation', product_installation_id: row.targetId }
-        : { kind: 'credential', credential_id: row.targetId },
-  capabilities: row.capabilities as Grant['capabilities'],
-  inherit: row.inherit,
-});
 
 /**
  * Batched reads for one request of a transport that resolves nested fields (GraphQL): each

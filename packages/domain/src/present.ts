@@ -4,6 +4,7 @@ import type {
   Credential,
   Evidence,
   EvidenceDeletionReceipt,
+  Grant,
   Installation,
   MemoryDeletionReceipt,
   Namespace,
@@ -19,6 +20,7 @@ import {
   type DeletionReceiptRow,
   decodePathKey,
   type EvidenceRow,
+  type GrantRow,
   type InstallationRow,
   type NamespaceRow,
   type RevisionRow,
@@ -28,6 +30,18 @@ import {
 } from '@tms/ledger';
 
 /** Row-to-resource mappers: the one place that decides what a client sees of a row. */
+
+/** A stored grant as `namespaces.grants.put` accepted it. */
+export const presentGrant = (row: GrantRow): Grant => ({
+  target:
+    row.targetKind === 'actor'
+      ? { kind: 'actor', actor_id: row.targetId }
+      : row.targetKind === 'installation'
+        ? { kind: 'installation', product_installation_id: row.targetId }
+        : { kind: 'credential', credential_id: row.targetId },
+  capabilities: row.capabilities as Grant['capabilities'],
+  inherit: row.inherit,
+});
 
 export const sha256Hex = (data: string | Uint8Array) =>
   crypto

@@ -16,7 +16,7 @@ export interface AdminOutput {
  */
 type AnswerOf<Name extends OperationName> = OperationOutput<Extract<Operation, { name: Name }>>;
 
-async function asOperator<Name extends OperationName>(
+export async function asOperator<Name extends OperationName>(
   env: CliEnv,
   name: Name,
   workspaceId: string,

@@ -1,3 +1,4 @@
+import type { ToolSet } from '@tms/agent-tools';
 import { checkDomainEnv, domainEnvShape, listEveryProblem } from '@tms/composition';
 import { z } from 'zod';
 
@@ -9,6 +10,14 @@ const schema = z
     TMS_TOKEN: z.string().min(1).optional(),
     /** `svc mcp`: the default workspace (X-Service-Workspace) of the agent tools. */
     TMS_WORKSPACE: z.string().min(1).optional(),
+    /**
+     * `svc mcp` on Postgres: run the indexer in the process (the default, as the gateway does) or
+     * leave it to an indexer service or gateway. On the embedded ledger it always runs: nothing
+     * else can open the ledger while `svc mcp` holds it.
+     */
+    INDEXER: z.enum(['embedded', 'external']).default('embedded'),
+    /** `svc mcp`: the tools it lists, `memory` (remember and recall) or `all` (administration too). */
+    MCP_TOOLS: z.enum(['memory', 'all'] satisfies ToolSet[]).default('memory'),
     /** Recorded as the operator (`urn:tms:operator`) of `svc admin` issuance and revocation. */
     USER: z.string().min(1).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

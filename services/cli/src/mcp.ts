@@ -1,8 +1,17 @@
 import { createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
 import { composeDomain } from '@tms/composition';
 import { DomainError } from '@tms/domain';
+import { Indexer } from '@tms/search';
 import { createLogger } from '@tms/telemetry';
 import type { CliEnv } from './env';
+
+/**
+ * Whether `svc mcp` indexes: always on the embedded ledger, which no other process can open
+ * while it runs (recall would stay `pending` for ever); on Postgres as the gateway decides it,
+ * with `INDEXER` (several indexers share the work by workspace locks).
+ */
+export const runsIndexer = (env: Pick<CliEnv, 'DATABASE_URL' | 'INDEXER'>) =>
+  !env.DATABASE_URL || env.INDEXER === 'embedded';
 
 /**
  * `svc mcp`: the agent tools over stdio, acting as the holder of TMS_TOKEN in TMS_WORKSPACE.
@@ -14,7 +23,15 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const { domain, ledger } = await composeDomain(env, { holder: 'svc mcp' });
+  const { domain, ledger, search } = await composeDomain(env, { holder: 'svc mcp' });
+  const indexer =
+    runsIndexer(env) && search.name !== 'none'
+      ? new Indexer(ledger, search, {
+          pollMs: 500,
+          onError: (error, attempt) => logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff'),
+        })
+      : null;
+  let indexerDone: Promise<void> | undefined;
   try {
     try {
       await domain.authenticate(token);
@@ -27,12 +44,19 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
       { caller: () => domain.authenticate(token), workspaceId: env.TMS_WORKSPACE ?? null, requestId: freshRequestId },
       {
         logger,
+        toolSet: env.MCP_TOOLS,
         onToolCall: (event) => logger.info({ ...event }, 'tool call'),
       },
     );
-    logger.info({ ledger: ledger.driver, workspace: env.TMS_WORKSPACE ?? null }, 'mcp stdio server ready');
+    indexerDone = indexer?.run().catch((error) => logger.error({ err: error }, 'embedded indexer stopped'));
+    logger.info(
+      { ledger: ledger.driver, workspace: env.TMS_WORKSPACE ?? null, indexer: indexer ? search.name : null },
+      'mcp stdio server ready',
+    );
     await serveStdio(server);
   } finally {
+    indexer?.stop();
+    await indexerDone;
     await ledger.close();
   }
 }

@@ -8,6 +8,7 @@ import type { CliEnv } from './env';
 // Each command loads what it needs when it runs, so `--help` and usage errors answer at once
 // without loading the ledger, PGlite or the domain.
 const adminOperations = () => import('./admin-credentials');
+const adminGrants = () => import('./admin-grants');
 const auth = () => import('@tms/auth');
 
 /** Where a command's results go: `stdout` is the one value a script captures, notes go to stderr. */
@@ -87,7 +88,7 @@ function workspaceScoped<C extends Command<[], NoOptions>>(command: C) {
 }
 
 function adminCommands(program: Command, io: CliIo): void {
-  const admin = program.command('admin').description('directory, installations, credentials and service keys');
+  const admin = program.command('admin').description('directory, installations, credentials, service keys and grants');
   admin
     .command('enroll')
     .description('enroll a human so that they may create workspaces')
@@ -152,6 +153,24 @@ function adminCommands(program: Command, io: CliIo): void {
     .description('installation credentials and service keys (never secrets), tab-separated')
     .requiredOption('--workspace <id>', 'the workspace (ws_...)')
     .action(act(io, async (env, options) => (await adminOperations()).listAll(env, 'credentials.list', options)));
+
+  const grant = admin.command('grant').description('who may do what on a namespace');
+  grant
+    .command('list')
+    .description('the grants on a namespace, as the JSON list that grant put takes')
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
+    .requiredOption('--namespace <id>', 'the namespace (ns_...)')
+    .action(act(io, async (env, options) => (await adminGrants()).listGrants(env, options)));
+  workspaceScoped(grant.command('put'))
+    .description(
+      'replace the whole grant list of a namespace (grants left out are revoked): read it with grant list, change it, put it back',
+    )
+    .requiredOption('--namespace <id>', 'the namespace (ns_...)')
+    .requiredOption(
+      '--grants <json|file>',
+      'the new list as JSON, or a file holding it: [{"target":{"kind":"credential","credential_id":"cred_..."},"capabilities":["read"],"inherit":true}]',
+    )
+    .action(act(io, async (env, options) => (await adminGrants()).putGrants(env, options)));
 
   const serviceKey = admin.command('service-key').description('back-office keys bound to one workspace');
   grants(serviceKey.command('issue'))

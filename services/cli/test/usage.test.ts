@@ -57,6 +57,8 @@ describe('svc usage (decisions §9)', () => {
         'admin service-key issue',
         'admin service-key revoke',
         'admin service-key list',
+        'admin grant list',
+        'admin grant put',
         'token',
         'mcp',
         'index status',

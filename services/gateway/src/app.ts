@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { ToolSet } from '@tms/agent-tools';
 import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
 import { boundDetail, type Domain, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
@@ -26,6 +27,8 @@ export interface AppDependencies {
   httpLimits?: HttpLimits;
   /** /graphql: GraphiQL and introspection (on unless GRAPHIQL=0), production hardening. */
   graphql?: GraphqlOptions;
+  /** The agent tools /mcp lists and accepts (MCP_TOOLS; default `memory`). */
+  mcpTools?: ToolSet;
 }
 
 export interface HttpLimits {
@@ -113,7 +116,7 @@ export function createApp(deps: AppDependencies): http.Server {
         return graphql.handle(req, res, scope);
       case '/mcp':
         // Agent tools (MCP Streamable HTTP); every tool call of the request shares its deadline.
-        return handleMcp({ domain, logger }, req, res, scope);
+        return handleMcp({ domain, logger, toolSet: deps.mcpTools ?? 'memory' }, req, res, scope);
       default:
         // GraphiQL's scripts, styles and workers, named by content hash (no authentication).
         if (pathname?.startsWith(GRAPHIQL_ASSETS_PATH)) {

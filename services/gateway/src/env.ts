@@ -1,3 +1,4 @@
+import type { ToolSet } from '@tms/agent-tools';
 import { checkDomainEnv, domainEnvShape, listEveryProblem } from '@tms/composition';
 import { webhookDeliveryEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
@@ -17,6 +18,8 @@ const schema = z
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
     /** The `service.name` of its spans and the `service` of its log lines. */
     OTEL_SERVICE_NAME: z.string().min(1).default('tms-gateway'),
+    /** The agent tools /mcp lists: `memory` (remember and recall) or `all` (administration too). */
+    MCP_TOOLS: z.enum(['memory', 'all'] satisfies ToolSet[]).default('memory'),
     /** Run the indexer inside the gateway (the default, on either ledger) or as its own service. */
     INDEXER: z.enum(['embedded', 'external']).default('embedded'),
     /** Commits that wait this long for an indexer make the gateway warn (decisions §9: 30 s). */

@@ -130,6 +130,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     metrics,
     logger,
     timeoutMs: options.timeoutMs,
+    mcpTools: env.MCP_TOOLS,
     httpLimits: {
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,

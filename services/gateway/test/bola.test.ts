@@ -93,6 +93,11 @@ const ROWS: Row[] = [
       ),
   },
   {
+    operation: 'namespaces.grants.list',
+    kind: 'namespace',
+    call: (api, id, _c, _t, o) => api.get(`/v1/namespaces/${id}/grants`, o),
+  },
+  {
     operation: 'namespaces.create (parent_id)',
     kind: 'namespace',
     call: (api, id, _c, _t, o) => api.post('/v1/namespaces', { parent_id: id, name: 'probe' }, o),

@@ -277,6 +277,7 @@ const VARIANTS: Variant[] = [
     op: 'namespaces.update',
     prepare: async (w, place) => ({ id: await w.make.namespace(place), body: { name: 'renamed' } }),
   },
+  { op: 'namespaces.grants.list', prepare: async (w, place) => ({ id: await w.make.namespace(place) }) },
   {
     op: 'namespaces.grants.put',
     prepare: async (w, place) => ({ id: await w.make.namespace(place), body: { grants: [] } }),

@@ -1,5 +1,8 @@
 import crypto from 'node:crypto';
-import { type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiClient, type CallResult, cliLines, runSvc, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Harness, type Human, startHarness } from './harness';
 
@@ -367,6 +370,50 @@ describe.each(DRIVERS)('capabilities and grants (%s)', (driver) => {
     });
   });
 
+  describe('reading grants (namespaces.grants.list)', () => {
+    it('answers the stored list in the order put, the shape put answers, and empty before any put', async () => {
+      const t = await team(2);
+      const [bob, carol] = t.people as [Team['people'][0], Team['people'][0]];
+      const top = await t.ns(null, 'top');
+      const empty = await t.admin.get(`/v1/namespaces/${top.id}/grants`);
+      expect(empty.status, empty.text).toBe(200);
+      expect(empty.body).toEqual({ namespace_id: top.id, grants: [] });
+
+      const list = [grant(carol.human.actorId, ['read', 'observe'], false), grant(bob.human.actorId, ['admin'], true)];
+      const put = await t.grants(top.id, list);
+      expect(put.status, put.text).toBe(200);
+      const read = await t.admin.get(`/v1/namespaces/${top.id}/grants`);
+      expect(read.status, read.text).toBe(200);
+      expect(read.body).toEqual({ namespace_id: put.body.namespace_id, grants: put.body.grants });
+
+      // The safe edit: read the list, change it, put the whole list back.
+      const changed = [
+        ...read.body.grants.filter((g: { target: { actor_id?: string } }) => g.target.actor_id !== carol.human.actorId),
+      ];
+      expect((await t.grants(top.id, changed)).status).toBe(200);
+      expect((await t.admin.get(`/v1/namespaces/${top.id}/grants`)).body.grants).toEqual([list[1]]);
+    });
+
+    it('is admin-only: a reader is forbidden, an unreadable or absent namespace is not_found', async () => {
+      const t = await team(2);
+      const [bob, carol] = t.people as [Team['people'][0], Team['people'][0]];
+      const top = await t.ns(null, 'top');
+      const child = await t.ns(top, 'child');
+      await t.grants(top.id, [grant(bob.human.actorId, ['read', 'observe', 'verify', 'correct', 'forget'], true)]);
+      expectError(await bob.api.get(`/v1/namespaces/${top.id}/grants`), 403, 'forbidden', 'reader');
+      expectError(await bob.api.get(`/v1/namespaces/${child.id}/grants`), 403, 'forbidden', 'reader below');
+      expectError(await carol.api.get(`/v1/namespaces/${top.id}/grants`), 404, 'not_found', 'no grant');
+      expectError(await t.admin.get('/v1/namespaces/ns_absent/grants'), 404, 'not_found', 'absent');
+
+      // admin on the namespace itself (not inherited) is enough there, and nowhere below.
+      await t.grants(top.id, [grant(carol.human.actorId, ['admin'], false)]);
+      const own = await carol.api.get(`/v1/namespaces/${top.id}/grants`);
+      expect(own.status, own.text).toBe(200);
+      expect(own.body.grants).toEqual([grant(carol.human.actorId, ['admin'], false)]);
+      expectError(await carol.api.get(`/v1/namespaces/${child.id}/grants`), 404, 'not_found', 'below');
+    });
+  });
+
   describe('namespaces.list', () => {
     // Created in this order; display-path order differs (and `alpha-x` sorts after the whole
     // `alpha` subtree although "alpha-x" < "alpha/..." as plain strings).
@@ -510,5 +557,87 @@ describe.each(DRIVERS)('capabilities and grants (%s)', (driver) => {
         'garbage',
       );
     });
+  });
+});
+
+// The operator CLI reads and replaces grants, so a credential it issues can be granted without
+// the API. It opens the ledger itself: Postgres, beside the running gateway.
+describe('svc admin grant list / put (postgres)', { timeout: 300_000 }, () => {
+  let h: Harness;
+  let cliEnv: Record<string, string>;
+  beforeAll(async () => {
+    h = await startHarness({ driver: 'postgres' });
+    cliEnv = { DATABASE_URL: h.database?.url ?? '', USER: 'ops-test' };
+  });
+  afterAll(() => h?.close());
+
+  const svc = async (args: string[]) => {
+    const run = await runSvc(args, cliEnv);
+    expect(run.code, `svc ${args.join(' ')}: ${run.stderr}`).toBe(0);
+    return run.stdout.trim();
+  };
+
+  it('grants a CLI-issued service key a namespace, reads the list back and replaces it from a file', async () => {
+    const { id: ws, api: admin } = await h.workspace();
+    const ns = (await admin.post('/v1/namespaces', { parent_id: null, name: 'agents' })).body.namespace.id as string;
+    const secret = await svc([
+      'admin',
+      'service-key',
+      'issue',
+      '--workspace',
+      ws,
+      '--name',
+      'agent',
+      '--capabilities',
+      'read,observe',
+    ]);
+    const keyId = `cred_${secret.slice(7, 31)}`;
+    const job = new ApiClient(h.url).as(secret);
+    expectError(await job.get(`/v1/namespaces/${ns}`), 404, 'not_found', 'before the grant');
+
+    const scope = ['--workspace', ws, '--namespace', ns];
+    expect(JSON.parse(await svc(['admin', 'grant', 'list', ...scope]))).toEqual([]);
+    const granted = [
+      { target: { kind: 'credential', credential_id: keyId }, capabilities: ['read', 'observe'], inherit: true },
+    ];
+    const put = await runSvc(['admin', 'grant', 'put', ...scope, '--grants', JSON.stringify(granted)], cliEnv);
+    expect(put.code, put.stderr).toBe(0);
+    expect(JSON.parse(put.stdout)).toEqual(granted);
+    expect(cliLines(put.stderr).join('\n')).toMatch(new RegExp(`${ns} now has 1 grants \\(commit \\d+\\)`));
+    expect((await job.get(`/v1/namespaces/${ns}`)).status).toBe(200);
+    expect((await admin.get(`/v1/namespaces/${ns}/grants`)).body).toEqual({ namespace_id: ns, grants: granted });
+    expect(JSON.parse(await svc(['admin', 'grant', 'list', ...scope]))).toEqual(granted);
+
+    // Read, change, put the whole list back: here from a file, as the REST body shape.
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tms-grants-')), 'grants.json');
+    const narrowed = [{ ...granted[0], capabilities: ['read'] }];
+    fs.writeFileSync(file, JSON.stringify({ grants: narrowed }));
+    expect(JSON.parse(await svc(['admin', 'grant', 'put', ...scope, '--grants', file]))).toEqual(narrowed);
+    expectError(
+      await job.post('/v1/memories', { namespace_id: ns, kind: 'claim', text: 'x', valid_from: 0 }),
+      403,
+      'forbidden',
+      'observe was left out',
+    );
+  });
+
+  it('refuses bad grants with exit 2 and the usage, an absent namespace with not_found', async () => {
+    const { id: ws, api: admin } = await h.workspace();
+    const ns = (await admin.post('/v1/namespaces', { parent_id: null, name: 'n' })).body.namespace.id as string;
+    const scope = ['--workspace', ws, '--namespace', ns];
+    for (const bad of [
+      '[{',
+      '/no/such/grants.json',
+      '[{"target":{"kind":"actor","actor_id":"act_x"},"capabilities":["root"],"inherit":true}]',
+    ]) {
+      const run = await runSvc(['admin', 'grant', 'put', ...scope, '--grants', bad], cliEnv);
+      expect(run.code, `${bad}: ${run.stderr}`).toBe(2);
+      expect(cliLines(run.stderr)[0]).toMatch(/^svc: invalid_input/);
+      expect(run.stderr).toContain('Usage: svc admin grant put');
+    }
+    const absent = await runSvc(['admin', 'grant', 'list', '--workspace', ws, '--namespace', 'ns_absent'], cliEnv);
+    expect(absent.code).toBe(1);
+    expect(cliLines(absent.stderr)).toEqual([expect.stringMatching(/^svc: not_found/)]);
+    expect((await admin.get(`/v1/namespaces/${ns}/grants`)).body.grants).toEqual([]);
   });
 });

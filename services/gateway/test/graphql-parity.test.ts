@@ -186,6 +186,21 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
       'rest',
     );
 
+    const listedGrants = (await api.get(`/v1/namespaces/${root.namespace.id}/grants`)).body;
+    expect(listedGrants).toEqual({ namespace_id: root.namespace.id, grants });
+    await read(
+      'namespaces.grants.list',
+      listedGrants,
+      (
+        await gw.data(
+          gql(
+            'query($input: NamespaceGrantsInput!) { namespaceGrants(input: $input) { namespaceId grants { ...G } } }',
+          ),
+          { input: { id: root.namespace.id } },
+        )
+      ).namespaceGrants,
+    );
+
     // ---- evidence ------------------------------------------------------------------------
     const excerpt = 'Ana said she prefers tea over coffee.\u0000 (exact bytes)';
     const sha = sha256Hex(excerpt);

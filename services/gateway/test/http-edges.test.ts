@@ -279,7 +279,8 @@ for (const driver of DRIVERS) {
     let h: Harness;
     let ws: Awaited<ReturnType<Harness['workspace']>>;
     beforeAll(async () => {
-      h = await startHarness({ driver, timeoutMs: TIMEOUT_MS });
+      // svc_namespaces_create is outside the default (memory) tool set.
+      h = await startHarness({ driver, timeoutMs: TIMEOUT_MS, env: { MCP_TOOLS: 'all' } });
       ws = await h.workspace();
     });
     afterAll(async () => {

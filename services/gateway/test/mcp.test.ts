@@ -26,8 +26,9 @@ const clients: Client[] = [];
 const stderr: string[] = [];
 const transportErrors: Error[] = [];
 
+// Every tool of the catalog: MCP_TOOLS=all (the default set is held in mcp-tool-sets.test.ts).
 beforeAll(async () => {
-  h = await startHarness({ driver: 'postgres' });
+  h = await startHarness({ driver: 'postgres', env: { MCP_TOOLS: 'all' } });
 });
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => {})));
@@ -61,6 +62,9 @@ const connectors: Record<Transport, Connect> = {
         TMS_TOKEN: token,
         ...(workspace ? { TMS_WORKSPACE: workspace } : {}),
         LOG_LEVEL: 'warn',
+        MCP_TOOLS: 'all',
+        // As the harness's gateway: no indexer (mcp-stdio-recall.test.ts holds svc mcp's own).
+        INDEXER: 'external',
       },
       stderr: 'pipe',
     });
@@ -116,7 +120,8 @@ const jsonOf = (res: Response): Promise<any> => res.json();
 
 const withoutRequestId = ({ request_id: _id, ...rest }: ErrorEnvelope['error']) => rest;
 
-describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) => {
+// A stdio connection spawns `svc mcp` through npx and tsx: on a loaded 2-core machine, a minute.
+describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', { timeout: 180_000 }, (mode) => {
   const connect: Connect = (...args) => connectors[mode](...args);
   let ws: string;
   let owner: Human;
@@ -312,6 +317,8 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', (mode) 
       called,
     );
     expect(grants.grants).toHaveLength(1);
+    const listedGrants = await ok(client, 'svc_namespaces_grants_list', { id: namespace.id }, called);
+    expect(listedGrants).toEqual({ namespace_id: namespace.id, grants: grants.grants });
 
     // A product installation and its credential, issued, listed and revoked by tools.
     const { installation } = await ok(

@@ -3,6 +3,7 @@ import {
   MAX_NAMESPACE_DEPTH,
   type namespacesCreate,
   type namespacesGet,
+  type namespacesGrantsList,
   type namespacesGrantsPut,
   type namespacesList,
   type namespacesUpdate,
@@ -12,7 +13,7 @@ import {
 import { decodePathKey, encodePathKey, type GrantRow, type GrantTarget, newId } from '@tms/ledger';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
-import { presentCommit, presentNamespace } from '../present';
+import { presentCommit, presentGrant, presentNamespace } from '../present';
 
 export async function listNamespaces(
   input: OperationInput<typeof namespacesList>,
@@ -170,4 +171,18 @@ export async function putGrants(
   });
   await ctx.stores.namespaces.replaceGrants(access.workspaceId, namespace.id, rows);
   return { namespace_id: namespace.id, grants: input.grants, commit: presentCommit(stamp) };
+}
+
+/**
+ * The grants on a namespace in their stored order, the list `namespaces.grants.put` replaces:
+ * an unreadable namespace is `not_found`, a readable one without `admin` is `forbidden`.
+ */
+export async function listGrants(
+  input: OperationInput<typeof namespacesGrantsList>,
+  ctx: HandlerContext,
+): Promise<OperationOutput<typeof namespacesGrantsList>> {
+  const access = requireAccess(ctx);
+  const namespace = await access.requireById(input.id, 'admin');
+  const rows = await ctx.stores.namespaces.grantsOn(access.workspaceId, namespace.id);
+  return { namespace_id: namespace.id, grants: rows.map(presentGrant) };
 }

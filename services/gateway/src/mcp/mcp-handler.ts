@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AgentLogger, createAgentServer, serveHttpRequest } from '@tms/agent-tools';
+import { type AgentLogger, createAgentServer, serveHttpRequest, type ToolSet } from '@tms/agent-tools';
 import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
 import { type Domain, DomainError, decodeJsonBody, publicDetail } from '@tms/domain';
@@ -9,6 +9,8 @@ import { readBody } from '../rest/body';
 export interface McpDependencies {
   domain: Domain;
   logger: AgentLogger;
+  /** The tools /mcp lists and accepts (MCP_TOOLS). */
+  toolSet: ToolSet;
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -66,6 +68,7 @@ export async function handleMcp(
     },
     {
       logger: deps.logger,
+      toolSet: deps.toolSet,
       // Every call of this request shares the request's deadline (body reading included).
       deadline,
       onToolCall(event) {

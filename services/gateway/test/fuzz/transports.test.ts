@@ -92,7 +92,8 @@ async function ledgerState(): Promise<string> {
 }
 
 async function setUp(): Promise<void> {
-  h = await startHarness({ driver: 'postgres', env: { RATE_LIMITS: 'off' } });
+  // Every operation is fuzzed over /mcp too: all tools, not the memory set of the default.
+  h = await startHarness({ driver: 'postgres', env: { RATE_LIMITS: 'off', MCP_TOOLS: 'all' } });
   const owned = await h.workspace();
   token = await owned.owner.token();
   // biome-ignore lint/suspicious/noExplicitAny: fixture answers are read loosely; a wrong one fails the setup.

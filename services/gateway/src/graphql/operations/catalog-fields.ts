@@ -13,6 +13,7 @@ export const FIELD_NAMES: Readonly<Record<string, string>> = {
   'namespaces.create': 'createNamespace',
   'namespaces.update': 'updateNamespace',
   'namespaces.grants.put': 'putNamespaceGrants',
+  'namespaces.grants.list': 'namespaceGrants',
   'evidence.create': 'createEvidence',
   'evidence.verify': 'verifyEvidence',
   'evidence.forget': 'forgetEvidence',
