@@ -374,7 +374,10 @@ describe('bounds', () => {
     expect(detail(-1e15)).toBe('must be Unix seconds between year 0001 and 9999');
     expect(timestampProblem(TIMESTAMP_LIMIT - 1)).toBeNull();
     // The bounds reach OpenAPI, and so the generated client.
-    expect(z.toJSONSchema(timestampSchema)).toMatchObject({ minimum: MIN_TIMESTAMP, exclusiveMaximum: TIMESTAMP_LIMIT });
+    expect(z.toJSONSchema(timestampSchema)).toMatchObject({
+      minimum: MIN_TIMESTAMP,
+      exclusiveMaximum: TIMESTAMP_LIMIT,
+    });
   });
 
   it('valid_to must be after valid_from (half-open interval)', () => {
