@@ -1,7 +1,14 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
-import { boundDetail, type Domain, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
+import {
+  authFailureReason,
+  boundDetail,
+  type Domain,
+  DomainError,
+  isDatabaseUnavailable,
+  publicDetail,
+} from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
 import { type ServerSpan, startServerSpan } from '@tms/telemetry';
 import type { Logger } from 'pino';
@@ -129,6 +136,8 @@ export function createApp(deps: AppDependencies): http.Server {
     operation: string;
     status: number;
     code: string;
+    /** Why the request was refused (a 401's reason), when there is one to tell. */
+    reason?: string | null;
     seconds: number;
   }): void {
     metrics.observe(fields.operation, fields.code, fields.seconds);
@@ -139,6 +148,7 @@ export function createApp(deps: AppDependencies): http.Server {
         operation: fields.operation,
         status: fields.status,
         code: fields.code,
+        ...(fields.reason ? { reason: fields.reason } : {}),
         ms: Math.round(fields.seconds * 1000),
       },
       'request',
@@ -172,7 +182,7 @@ export function createApp(deps: AppDependencies): http.Server {
           if (detail !== null) {
             logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, 'invalid_input');
           }
-          return scope.sendError(res, error.code, error.retryAfterSeconds, detail);
+          return scope.sendError(res, error.code, error.retryAfterSeconds, detail ?? authFailureReason(error));
         }
         if (isDatabaseUnavailable(error)) {
           logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
@@ -189,6 +199,7 @@ export function createApp(deps: AppDependencies): http.Server {
           operation: scope.operation,
           status: res.statusCode,
           code: scope.code,
+          reason: scope.reason,
           seconds: (performance.now() - scope.startedAt) / 1000,
         });
         span.end({ operation: scope.operation, status: res.statusCode, code: scope.code, requestId: scope.requestId });
