@@ -253,3 +253,27 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     throw error;
   }
 }
+
+/** The lines `untilMigrated` writes (a pino logger fits). */
+export interface WaitLogger {
+  error(fields: object, message: string): void;
+  info(message: string): void;
+}
+
+/**
+ * Hold the background workers (indexer, webhook deliveries) until the database is migrated: on a
+ * database `svc migrate` has not reached, one error line naming the fix, then a quiet wait, not a
+ * failing query per poll. True once ready; false if `signal` aborted first.
+ */
+export async function untilMigrated(ledger: Ledger, signal: AbortSignal, logger: WaitLogger): Promise<boolean> {
+  let waited = false;
+  const ready = await ledger.untilReady({
+    signal,
+    onWaiting: (reason) => {
+      waited = true;
+      logger.error({ reason }, `${reason}; the indexer and webhook deliveries wait until it is`);
+    },
+  });
+  if (ready && waited) logger.info('database ready; the indexer and webhook deliveries start');
+  return ready;
+}

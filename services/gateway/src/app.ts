@@ -9,7 +9,7 @@ import {
   isDatabaseUnavailable,
   publicDetail,
 } from '@tms/domain';
-import type { Ledger } from '@tms/ledger';
+import { type Ledger, NOT_READY } from '@tms/ledger';
 import { type ServerSpan, startServerSpan } from '@tms/telemetry';
 import type { Logger } from 'pino';
 import { GRAPHIQL_ASSETS_PATH } from './graphql/graphiql-assets';
@@ -33,6 +33,8 @@ export interface AppDependencies {
   httpLimits?: HttpLimits;
   /** /graphql: GraphiQL and introspection (on unless GRAPHIQL=0), production hardening. */
   graphql?: GraphqlOptions;
+  /** False when /metrics has its own port (METRICS_PORT): the API port then answers it `not_found`. */
+  metricsOnApiPort?: boolean;
 }
 
 export interface HttpLimits {
@@ -86,6 +88,36 @@ function clientErrorResponse(code: ErrorCode, requestId: string, detail: string)
   return `${lines.join('\r\n')}\r\n\r\n${body.toString('utf8')}`;
 }
 
+async function serveMetrics(metrics: GatewayMetrics, res: ServerResponse, scope: RequestScope): Promise<void> {
+  const text = await metrics.text();
+  res.writeHead(200, { 'content-type': metrics.contentType, 'x-request-id': scope.requestId });
+  res.end(text);
+}
+
+/**
+ * The server on METRICS_PORT: `GET /metrics` (Prometheus text) and nothing else, so that the
+ * scrape port can stay private while the API port is public. Anything else is `not_found`.
+ */
+export function createMetricsServer(metrics: GatewayMetrics, logger: Logger): http.Server {
+  async function answer(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
+    if ((req.url ?? '/').split('?')[0] !== '/metrics') return scope.sendError(res, 'not_found');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      scope.allow = ['GET', 'HEAD'];
+      return scope.sendError(res, 'method_not_allowed');
+    }
+    return serveMetrics(metrics, res, scope);
+  }
+  return http.createServer((req, res) => {
+    const scope = new RequestScope(req);
+    answer(req, res, scope)
+      .catch((error: unknown) => {
+        logger.error({ err: error, request_id: scope.requestId }, 'metrics scrape failed');
+        if (!res.headersSent) scope.sendError(res, 'internal');
+      })
+      .finally(() => scope.deadline.clear());
+  });
+}
+
 /** The gateway's HTTP server: health, readiness and metrics, the agent tools at /mcp, then the /v1 mirror. */
 export function createApp(deps: AppDependencies): http.Server {
   const { domain, ledger, metrics, logger } = deps;
@@ -102,15 +134,17 @@ export function createApp(deps: AppDependencies): http.Server {
         return scope.send(res, 200, '{"status":"ok"}');
       case '/readyz': {
         scope.operation = 'readyz';
-        const ready = await ledger.ready().catch(() => false);
-        return scope.send(res, ready ? 200 : 503, JSON.stringify({ status: ready ? 'ready' : 'not_ready' }));
+        const state = await ledger.readiness().catch(() => ({ ready: false, reason: NOT_READY.unreachable }) as const);
+        if (state.ready) return scope.send(res, 200, JSON.stringify({ status: 'ready' }));
+        // The operator's next step, in the body and the request's log line.
+        scope.code = 'unavailable';
+        scope.reason = state.reason;
+        return scope.send(res, 503, JSON.stringify({ status: 'not_ready', reason: state.reason }));
       }
       case '/metrics': {
+        if (deps.metricsOnApiPort === false) throw new DomainError('not_found');
         scope.operation = 'metrics';
-        const text = await metrics.text();
-        res.writeHead(200, { 'content-type': metrics.contentType, 'x-request-id': scope.requestId });
-        res.end(text);
-        return;
+        return serveMetrics(metrics, res, scope);
       }
       // Every transport hands the request's deadline (`scope.deadline`) to the body reader and the
       // domain and waits for the work to settle: racing it could answer 503 for a write that
