@@ -67,6 +67,9 @@ export function meiliApiKeyOf(config: MeiliKeyConfig): string | undefined {
   return config.MEILI_API_KEY ?? config.MEILI_API_KEY_FILE?.key;
 }
 
+/** A variable that, when present, holds a value. */
+const nonEmpty = z.string().min(1, 'is empty: set a value, or leave the variable unset');
+
 /**
  * The operator-contract variables every process that serves the domain reads: where the ledger
  * is and which issuers are trusted (decisions §9). Each service parses them inside its own env
@@ -78,13 +81,14 @@ export const domainEnvShape = {
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
-  // An issuer is configured by all three of its variables or by none.
-  SESSION_ISSUER: z.string().min(1).optional(),
-  SESSION_JWKS_URI: z.url().optional(),
-  SESSION_AUDIENCE: z.string().min(1).optional(),
-  OAUTH_ISSUER: z.string().min(1).optional(),
-  OAUTH_JWKS_URI: z.url().optional(),
-  OAUTH_AUDIENCE: z.string().min(1).optional(),
+  // An issuer is configured by all three of its variables or by none; an empty one (compose's
+  // `${SESSION_ISSUER:-}` when the operator set nothing) is a mistake, named as such.
+  SESSION_ISSUER: nonEmpty.optional(),
+  SESSION_JWKS_URI: nonEmpty.pipe(z.url()).optional(),
+  SESSION_AUDIENCE: nonEmpty.optional(),
+  OAUTH_ISSUER: nonEmpty.optional(),
+  OAUTH_JWKS_URI: nonEmpty.pipe(z.url()).optional(),
+  OAUTH_AUDIENCE: nonEmpty.optional(),
   // How long a fetched JWKS is trusted: bounds how long a key the issuer retired still verifies.
   JWKS_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
   DEV_AUTH: z.enum(['0', '1']).default('0'),
