@@ -624,7 +624,7 @@ describe('svc mcp (stdio)', () => {
     });
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('svc: TMS_TOKEN was refused (unauthenticated)');
+    expect(result.stderr).toContain('svc: TMS_TOKEN was refused (unauthenticated: the token is malformed)');
   });
 
   it('wrote nothing but MCP messages to stdout', () => {
