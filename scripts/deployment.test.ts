@@ -355,6 +355,13 @@ describe('compose.trial.yaml', () => {
     expect(COMPOSE_TEXT[TRIAL_FILE]).not.toMatch(/\$\{[A-Z_]+:\?/);
   });
 
+  it('listens on every interface inside the container, published on the host loopback only', () => {
+    // DEV_AUTH=1 alone would listen on the container's 127.0.0.1, out of the port mapping's reach.
+    const gateway = trial.services.gateway as ComposeService & { ports?: string[] };
+    expect(parseGatewayEnv(processEnvironment(gateway)).HOST).toBe('0.0.0.0');
+    expect(gateway.ports?.map((port) => interpolate(port))).toEqual(['127.0.0.1:8080:8080']);
+  });
+
   it('keeps the ledger and the dev key on a volume', () => {
     expect(trial.services.gateway?.volumes).toEqual(['trial-data:/data']);
   });
