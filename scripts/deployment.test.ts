@@ -55,9 +55,24 @@ const MASTER_KEY = '${MEILI_MASTER_KEY:-tms-dev-master-key-change-me}';
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-deployment-'));
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-/** `${VAR:-default}` becomes the default; `${VAR:?message}` (required) becomes a plausible value. */
-function interpolate(value: string | number): string {
+/** What the operator exports before `docker compose up`, as docker-compose.yml's header says. */
+const OPERATOR_SHELL: Record<string, string> = {
+  SESSION_ISSUER: 'https://id.example.com/',
+  SESSION_JWKS_URI: 'https://id.example.com/jwks.json',
+  SESSION_AUDIENCE: 'tms',
+  OAUTH_ISSUER: 'https://id.example.com/',
+  OAUTH_JWKS_URI: 'https://id.example.com/jwks.json',
+  OAUTH_AUDIENCE: 'tms-api',
+};
+
+/**
+ * Compose's interpolation with `shell` as the environment: `${VAR:-default}` is the shell's value
+ * or the default; `${VAR:?message}` (required) the shell's value or a plausible one.
+ */
+function interpolate(value: string | number, shell: Record<string, string> = OPERATOR_SHELL): string {
   return String(value).replace(/\$\{([A-Z_]+)(?::([-?])([^}]*))?\}/g, (_, name: string, kind?: string, rest = '') => {
+    const given = shell[name];
+    if (given !== undefined && given !== '') return given;
     if (kind === '-') return rest;
     if (/URI|ISSUER/.test(name)) return `https://id.example.com/${name.toLowerCase()}`;
     return `${name.toLowerCase()}-value`;
@@ -75,9 +90,9 @@ function imageEnvironment(): Record<string, string> {
  * What a service's process sees: the image's ENV under the service's (interpolated) environment.
  * A key file is replaced by one holding a key, as the search-keys service would have written it.
  */
-function processEnvironment(service: ComposeService): Record<string, string> {
+function processEnvironment(service: ComposeService, shell = OPERATOR_SHELL): Record<string, string> {
   const environment: Record<string, string> = { ...imageEnvironment() };
-  for (const [name, value] of Object.entries(service.environment ?? {})) environment[name] = interpolate(value);
+  for (const [name, value] of Object.entries(service.environment ?? {})) environment[name] = interpolate(value, shell);
   if (environment.MEILI_API_KEY_FILE) {
     const file = path.join(scratch, path.basename(environment.MEILI_API_KEY_FILE));
     fs.writeFileSync(file, 'search-key-value\n');
@@ -306,6 +321,24 @@ describe('docker-compose.yml', () => {
   it('keeps the operator CLI out of `docker compose up`', () => {
     expect(compose.services.svc?.profiles).toEqual(['tools']);
   });
+
+  it('asks for no variable before a command runs (`svc --help` needs no secrets); the gateway names the missing', () => {
+    // Compose checks `${VAR:?}` when it reads the file, whatever runs: none may be in it.
+    expect(COMPOSE_TEXT[COMPOSE_FILE]).not.toMatch(/\$\{[A-Z_]+:\?/);
+    // With nothing exported, the CLI's environment is complete...
+    const svc = compose.services.svc as ComposeService;
+    expect(() => parseCliEnv(processEnvironment(svc, {}))).not.toThrow();
+    // ...and the gateway stops at start, naming each issuer variable.
+    const gateway = compose.services.gateway as ComposeService;
+    let refusal = '';
+    try {
+      parseGatewayEnv(processEnvironment(gateway, {}));
+    } catch (error) {
+      refusal = (error as Error).message;
+    }
+    for (const name of Object.keys(OPERATOR_SHELL)) expect(refusal, name).toContain(`${name}: is empty`);
+    expect(() => parseGatewayEnv(processEnvironment(gateway))).not.toThrow();
+  });
 });
 
 describe('compose.trial.yaml', () => {
@@ -321,6 +354,13 @@ describe('compose.trial.yaml', () => {
     );
     // `${VAR:?}` is checked when the file is read, whatever runs: a trial must start with none set.
     expect(COMPOSE_TEXT[TRIAL_FILE]).not.toMatch(/\$\{[A-Z_]+:\?/);
+  });
+
+  it('listens on every interface inside the container, published on the host loopback only', () => {
+    // DEV_AUTH=1 alone would listen on the container's 127.0.0.1, out of the port mapping's reach.
+    const gateway = trial.services.gateway as ComposeService & { ports?: string[] };
+    expect(parseGatewayEnv(processEnvironment(gateway)).HOST).toBe('0.0.0.0');
+    expect(gateway.ports?.map((port) => interpolate(port))).toEqual(['127.0.0.1:8080:8080']);
   });
 
   it('keeps the ledger and the dev key on a volume', () => {
@@ -350,6 +390,22 @@ describe('docs/operations.md and docs/configuration.md', () => {
         expect(configurationDoc, name).toMatch(new RegExp(`^\\|.*\`${name}\``, 'm'));
       }
     }
+  });
+});
+
+describe('one Node policy', () => {
+  // Images run Node 22 LTS (Node 20 reached its end of life in April 2026); the tests run on
+  // Node 20.19+ and, with CI_NODE22=1, a subset on Node 22 too. engines admits both.
+  const IMAGE_MAJOR = 22;
+
+  it('the Dockerfile, package.json engines and .ci/run say the same', () => {
+    expect(Number(/^ARG NODE_IMAGE=node:(\d+)/m.exec(dockerfile)?.[1])).toBe(IMAGE_MAJOR);
+    expect(dockerfile).toMatch(new RegExp(`^# Node ${IMAGE_MAJOR} LTS`, 'm'));
+    const engines = (JSON.parse(readText('package.json')) as { engines: { node: string } }).engines.node;
+    expect(engines).toBe(`^20.19.0 || >=${IMAGE_MAJOR}.12.0`);
+    const ci = readText('.ci/run');
+    expect(ci).toMatch(/CI_NODE22:-0/);
+    expect(ci).toContain(`npx -y node@${IMAGE_MAJOR} node_modules/vitest/vitest.mjs run`);
   });
 });
 

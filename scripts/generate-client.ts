@@ -118,12 +118,21 @@ function typeOfTyped(node: JsonObject, indent: string): string {
   }
 }
 
+/** A property's description, or that of a nullable's described branch (a time that may be null). */
+function descriptionOf(value: Json): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const node = value as JsonObject;
+  if (typeof node.description === 'string') return node.description;
+  const branches = Array.isArray(node.anyOf) ? (node.anyOf as Json[]) : [];
+  return branches.map(descriptionOf).find((d) => d !== undefined);
+}
+
 function objectType(node: JsonObject, indent: string): string {
   const properties = (node.properties ?? {}) as Record<string, Json>;
   const required = new Set((node.required ?? []) as string[]);
   const inner = `${indent}  `;
   const lines = Object.entries(properties).map(([key, value]) => {
-    const description = typeof value === 'object' && value !== null ? (value as JsonObject).description : undefined;
+    const description = descriptionOf(value);
     const optional = required.has(key) ? '' : '?';
     return `${docComment(description, inner)}${inner}${quoteKey(key)}${optional}: ${typeOfSchema(value, inner)};\n`;
   });

@@ -17,6 +17,8 @@ export {
 export { DEV_AUDIENCE, DEV_ISSUER, DEV_SUBJECT, DevIssuer } from './dev-issuer';
 export {
   ALLOWED_ALGORITHMS,
+  AUTH_FAILURES,
+  type AuthFailure,
   DEFAULT_SCOPES,
   InvalidTokenError,
   type IssuerConfig,

@@ -40,12 +40,61 @@ export interface VerifiedToken {
   scopes: string[] | null;
 }
 
-/** The token was missing, malformed, forged, expired or from an unknown issuer. */
+/**
+ * Why a bearer token or credential is refused, as the caller is told (RFC 6750 §3
+ * `error_description`, and `X-Error-Detail`). Fixed texts, never the token's own content: they
+ * name what to fix without revealing whether an account or a credential exists (every unknown
+ * or revoked secret reads alike). Printable ASCII without `"` or `\`, as a quoted-string needs.
+ */
+export const AUTH_FAILURES = {
+  malformed: 'the token is malformed',
+  algorithm: 'the token is signed with an algorithm that is not allowed',
+  expired: 'the token has expired',
+  notYetValid: 'the token is not yet valid',
+  audience: 'the token is for another audience',
+  untrusted: 'the token is from an unknown issuer or signed with an unknown key',
+  signature: 'the token signature is invalid',
+  credential: 'the credential is unknown or revoked',
+  credentialExpired: 'the credential has expired',
+} as const;
+
+export type AuthFailure = (typeof AUTH_FAILURES)[keyof typeof AUTH_FAILURES];
+
+/** The token was malformed, forged, expired or from an unknown issuer: `reason` says which. */
 export class InvalidTokenError extends Error {
-  constructor(reason: string) {
+  constructor(
+    readonly reason: AuthFailure,
+    /** What exactly failed, for the operator's log (jose's message); never sent to the caller. */
+    readonly internal: string = reason,
+  ) {
     super(reason);
     this.name = 'InvalidTokenError';
   }
+}
+
+/** The public reason for a jose verification error. */
+function failureOf(error: unknown): AuthFailure {
+  if (error instanceof joseErrors.JWTExpired) return AUTH_FAILURES.expired;
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    // A token without `aud` is as much not for this service as one for another.
+    if (error.claim === 'aud') return AUTH_FAILURES.audience;
+    if (error.reason === 'missing') return AUTH_FAILURES.malformed;
+    switch (error.claim) {
+      case 'nbf':
+      case 'iat':
+        return AUTH_FAILURES.notYetValid;
+      case 'iss':
+        return AUTH_FAILURES.untrusted;
+      default:
+        return AUTH_FAILURES.malformed;
+    }
+  }
+  if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) {
+    return AUTH_FAILURES.untrusted;
+  }
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return AUTH_FAILURES.signature;
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return AUTH_FAILURES.algorithm;
+  return AUTH_FAILURES.malformed;
 }
 
 /** The identity provider's key set could not be fetched: not the caller's fault. */
@@ -179,23 +228,24 @@ export class TokenVerifier {
 
   private async verifyAfresh(token: string): Promise<{ result: VerifiedToken; verifier: Verifier; exp: number }> {
     const parts = token.split('.');
-    if (parts.length !== 3) throw new InvalidTokenError('not a compact JWS');
+    if (parts.length !== 3) throw new InvalidTokenError(AUTH_FAILURES.malformed, 'not a compact JWS');
     const header = decodeSegment(parts[0]);
     const payload = decodeSegment(parts[1]);
-    if (!header || !payload) throw new InvalidTokenError('undecodable token');
-    if (typeof header.alg !== 'string' || !ALLOWED_ALGORITHMS.includes(header.alg)) {
-      throw new InvalidTokenError('algorithm not allowed');
+    if (!header || !payload) throw new InvalidTokenError(AUTH_FAILURES.malformed, 'undecodable token');
+    if (typeof header.alg !== 'string') throw new InvalidTokenError(AUTH_FAILURES.malformed, 'no algorithm');
+    if (!ALLOWED_ALGORITHMS.includes(header.alg)) {
+      throw new InvalidTokenError(AUTH_FAILURES.algorithm, 'algorithm not allowed');
     }
     // Keys come only from the configured JWKS, never from the token itself.
     if ('jwk' in header || 'jku' in header || 'x5u' in header || 'x5c' in header) {
-      throw new InvalidTokenError('embedded key material');
+      throw new InvalidTokenError(AUTH_FAILURES.malformed, 'embedded key material');
     }
     // RFC 9068 access tokens: `at+jwt`, or its full media type `application/at+jwt`.
     const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : null;
     const isAccessToken = typ === 'at+jwt' || typ === 'application/at+jwt';
     const kind: TokenKind = isAccessToken ? 'oauth' : 'session';
     const verifier = this.verifiers.find((v) => v.kind === kind && v.config.issuer === payload.iss);
-    if (!verifier) throw new InvalidTokenError('unknown issuer for this token type');
+    if (!verifier) throw new InvalidTokenError(AUTH_FAILURES.untrusted, 'unknown issuer for this token type');
 
     let verified: JWTPayload;
     try {
@@ -214,11 +264,11 @@ export class TokenVerifier {
       if (error instanceof joseErrors.JWKSTimeout || isFetchFailure(error)) {
         throw new KeySetUnavailableError((error as Error).message);
       }
-      throw new InvalidTokenError((error as Error).message ?? 'verification failed');
+      throw new InvalidTokenError(failureOf(error), (error as Error).message ?? 'verification failed');
     }
     const subject = verified.sub;
     if (typeof subject !== 'string' || subject.length === 0 || subject.length > 1024 || !subject.isWellFormed()) {
-      throw new InvalidTokenError('bad subject');
+      throw new InvalidTokenError(AUTH_FAILURES.malformed, 'bad subject');
     }
     return {
       result: { kind, issuer: verifier.config.issuer, subject, scopes: kind === 'oauth' ? scopesOf(verified) : null },

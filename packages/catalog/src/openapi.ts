@@ -138,7 +138,7 @@ function codesWithStatus(status: number): ErrorCode[] {
 /** Response headers that go with particular error statuses (decisions.md §7). */
 const ERROR_STATUS_HEADERS: Record<number, string[]> = {
   400: ['X-Error-Detail'],
-  401: ['WWW-Authenticate'],
+  401: ['WWW-Authenticate', 'X-Error-Detail'],
   405: ['Allow'],
   409: ['Retry-After'],
   429: ['Retry-After'],
@@ -407,9 +407,10 @@ function sharedHeaders(): JsonObject {
       schema: { type: 'string', const: 'private, no-store' },
     },
     'WWW-Authenticate': {
-      description: 'The authentication scheme to use.',
+      description:
+        'The challenge (RFC 6750 §3): `Bearer` when the request carried no token; `Bearer error="invalid_token", error_description="..."` naming why a token or credential was refused (expired, not yet valid, another audience, an unknown issuer or key, malformed, an unknown or revoked credential).',
       required: true,
-      schema: { type: 'string', const: 'Bearer' },
+      schema: { type: 'string', pattern: '^Bearer(?: error="invalid_token", error_description="[ !#-\\[\\]-~]+")?$' },
     },
     Allow: {
       description: 'The methods the path supports, comma separated.',
@@ -424,7 +425,7 @@ function sharedHeaders(): JsonObject {
     },
     'X-Error-Detail': {
       description:
-        'With `invalid_input` only: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`. The body stays the exact error object; no other code carries a detail.',
+        'With `invalid_input`: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`. With `unauthenticated`: why the token was refused, as in `WWW-Authenticate` (absent when none was sent). The body stays the exact error object; no other code carries a detail.',
       required: false,
       schema: { type: 'string', minLength: 1 },
     },

@@ -44,7 +44,37 @@ export const idSchema = z
 
 export const workspaceIdSchema = idSchema.regex(/^ws_/);
 
-export const timestampSchema = z.number().meta({ description: 'finite UTC Unix seconds, fractions allowed' });
+/** The first second of year 0001 UTC, in Unix seconds. */
+export const MIN_TIMESTAMP = -62135596800;
+/** The first second of year 10000 UTC, in Unix seconds: times lie before it. */
+export const TIMESTAMP_LIMIT = 253402300800;
+
+const MILLISECOND_HINT = ' (got a value in milliseconds?)';
+
+/** Why a finite number is no time (decisions §1): null if it lies in the years 0001-9999. */
+export function timestampProblem(t: number): string | null {
+  if (t >= MIN_TIMESTAMP && t < TIMESTAMP_LIMIT) return null;
+  // Date.now() and friends: the value read as milliseconds would be a time.
+  const looksLikeMilliseconds = t / 1000 >= MIN_TIMESTAMP && t / 1000 < TIMESTAMP_LIMIT;
+  return `must be Unix seconds between year 0001 and 9999${looksLikeMilliseconds ? MILLISECOND_HINT : ''}`;
+}
+
+/**
+ * A time: UTC Unix seconds (fractions allowed) in the years 0001-9999, i.e.
+ * `MIN_TIMESTAMP <= t < TIMESTAMP_LIMIT`. Bounded so that a millisecond value (`Date.now()`)
+ * is refused with a detail saying seconds are expected, never stored as a date 50 000 years out.
+ */
+export const timestampSchema = z
+  .number()
+  .superRefine((t, ctx) => {
+    const problem = timestampProblem(t);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description: 'UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999',
+    minimum: MIN_TIMESTAMP,
+    exclusiveMaximum: TIMESTAMP_LIMIT,
+  });
 
 export const sha256Schema = z.string().regex(/^[a-f0-9]{64}$/);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { fieldDescription } from '../src/descriptions';
 import {
   evidenceCreate,
@@ -9,7 +9,15 @@ import {
   OPERATIONS,
   workspacesMembersPut,
 } from '../src/operations';
-import { idSchema, nameSchema, sha256Schema, timestampSchema } from '../src/primitives';
+import {
+  idSchema,
+  MIN_TIMESTAMP,
+  nameSchema,
+  sha256Schema,
+  TIMESTAMP_LIMIT,
+  timestampProblem,
+  timestampSchema,
+} from '../src/primitives';
 
 interface Row {
   name: string;
@@ -381,15 +389,32 @@ describe('bounds', () => {
     bad(query, { unknown: 'x' });
   });
 
-  it('timestamps: any finite number (1e15, negative, fractional); non-finite refused', () => {
-    for (const t of [0, 1e15, -1e15, -1, 1700000000.123456, 2 ** -40]) {
+  it('timestamps: Unix seconds in the years 0001-9999 (fractions, negatives); anything else refused', () => {
+    const lastInstant = TIMESTAMP_LIMIT - 2 ** -15; // the largest double below the limit
+    for (const t of [0, -1, 1700000000.123456, 2 ** -40, MIN_TIMESTAMP, lastInstant, 253402300799]) {
       ok(timestampSchema, t);
       ok(memoryBody, memory({ valid_from: t }));
     }
-    for (const t of [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, '1', null]) {
+    const refused = [TIMESTAMP_LIMIT, MIN_TIMESTAMP - 0.001, 1e15, -1e15, Date.now(), Number.MAX_VALUE];
+    for (const t of [...refused, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, '1', null]) {
       bad(timestampSchema, t);
       bad(memoryBody, memory({ valid_from: t }));
     }
+  });
+
+  it('an out-of-range time says seconds are expected, and hints at milliseconds when it reads as one', () => {
+    const detail = (t: number) => {
+      const result = timestampSchema.safeParse(t);
+      return result.success ? null : result.error.issues[0]?.message;
+    };
+    expect(detail(Date.now())).toBe('must be Unix seconds between year 0001 and 9999 (got a value in milliseconds?)');
+    expect(detail(-1e15)).toBe('must be Unix seconds between year 0001 and 9999');
+    expect(timestampProblem(TIMESTAMP_LIMIT - 1)).toBeNull();
+    // The bounds reach OpenAPI, and so the generated client.
+    expect(z.toJSONSchema(timestampSchema)).toMatchObject({
+      minimum: MIN_TIMESTAMP,
+      exclusiveMaximum: TIMESTAMP_LIMIT,
+    });
   });
 
   it('valid_to must be after valid_from (half-open interval)', () => {

@@ -281,6 +281,12 @@ describe('bounds survive into the document', () => {
   it('error responses list their codes and carry the headers of decisions §7', () => {
     const unauthorized = resolve(operationOf('/v1/me', 'GET').responses['401']);
     expect(Object.keys(unauthorized.headers)).toContain('WWW-Authenticate');
+    // RFC 6750 §3: the reason, also in X-Error-Detail; a plain `Bearer` without a token.
+    expect(Object.keys(unauthorized.headers)).toContain('X-Error-Detail');
+    const challenge = new RegExp(resolve(unauthorized.headers['WWW-Authenticate']).schema.pattern);
+    expect(challenge.test('Bearer')).toBe(true);
+    expect(challenge.test('Bearer error="invalid_token", error_description="the token has expired"')).toBe(true);
+    expect(challenge.test('Bearer error="invalid_token", error_description="a"b"')).toBe(false);
     const tooMany = resolve(operationOf('/v1/me', 'GET').responses['429']);
     expect(Object.keys(tooMany.headers)).toContain('Retry-After');
     const forbidden = resolve(operationOf('/v1/workspaces', 'POST').responses['403']);

@@ -18,14 +18,14 @@ export type Attestation = {
   claim_text: string;
   evidence_ids: Array<string>;
   id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
   verification_ids: Array<string>;
   verifier_actor_id: string;
 };
 
 export type Commit = {
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
   sequence: number;
 };
@@ -36,7 +36,7 @@ export type Evidence = {
   excerpt_sha256: string;
   id: string;
   namespace_id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
   recorder_actor_id: string;
   source_locator: string;
@@ -48,7 +48,7 @@ export type EvidenceDeletionReceipt = {
   id: string;
   mode: "purge";
   namespace_id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
   recorder_actor_id: string;
 };
@@ -73,7 +73,7 @@ export type GrantTarget = {
 export type Invalidation = {
   cause_revision_id: string;
   reason: "support_corrected" | "support_deleted";
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
 };
 
@@ -95,7 +95,7 @@ export type MemoryDeletionReceipt = {
   memory_id: string;
   mode: "purge";
   namespace_id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
   recorder_actor_id: string;
   revision_ids: Array<string>;
@@ -116,13 +116,13 @@ export type MemoryView = {
 };
 
 export type Namespace = {
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   created_at: number;
   display_path: Array<string>;
   id: string;
   name: string;
   parent_id: string | null;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   updated_at: number;
   workspace_id: string;
 };
@@ -136,14 +136,16 @@ export type Revision = {
   kind: "claim" | "episode" | "procedure";
   memory_id: string;
   namespace_id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_until: number | null;
   status: "candidate" | "asserted";
   support_revision_ids: Array<string>;
   text: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   valid_from: number;
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   valid_to: number | null;
 };
 
@@ -152,14 +154,14 @@ export type Verification = {
   evidence_id: string;
   excerpt_sha256: string;
   id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   recorded_at: number;
   verdict: "verified" | "rejected";
   verifier_actor_id: string;
 };
 
 export type Workspace = {
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   created_at: number;
   id: string;
   name: string;
@@ -184,7 +186,7 @@ export type ChangesListOutput = {
   changes: Array<{
     actor_id: string;
     operation: string;
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     recorded_at: number;
     sequence: number;
     subjects: Array<{
@@ -200,6 +202,7 @@ export type ChangesListOutput = {
 /** Input of `credentials.create`: path, query and body fields in one object. */
 export type CredentialsCreateInput = {
   capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   expires_at?: number | null;
   kind: "installation" | "service_key";
   name: string;
@@ -213,14 +216,16 @@ export type CredentialsCreateOutput = {
   credential: {
     actor_id: string;
     capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     expires_at: number | null;
     id: string;
     kind: "installation" | "service_key";
     name: string;
     namespace_ids: Array<string> | null;
     product_installation_id: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     revoked_at: number | null;
     workspace_id: string;
   };
@@ -242,14 +247,16 @@ export type CredentialsListOutput = {
   credentials: Array<{
     actor_id: string;
     capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     expires_at: number | null;
     id: string;
     kind: "installation" | "service_key";
     name: string;
     namespace_ids: Array<string> | null;
     product_installation_id: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     revoked_at: number | null;
     workspace_id: string;
   }>;
@@ -268,14 +275,16 @@ export type CredentialsRevokeOutput = {
   credential: {
     actor_id: string;
     capabilities: Array<"read" | "observe" | "verify" | "correct" | "forget" | "admin">;
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     expires_at: number | null;
     id: string;
     kind: "installation" | "service_key";
     name: string;
     namespace_ids: Array<string> | null;
     product_installation_id: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     revoked_at: number | null;
     workspace_id: string;
   };
@@ -347,10 +356,11 @@ export type InstallationsCreateInput = {
 export type InstallationsCreateOutput = {
   commit: Commit;
   installation: {
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
     id: string;
     name: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     revoked_at: number | null;
     workspace_id: string;
   };
@@ -367,10 +377,11 @@ export type InstallationsListInput = {
 /** Answer of `installations.list`. */
 export type InstallationsListOutput = {
   installations: Array<{
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
     id: string;
     name: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     revoked_at: number | null;
     workspace_id: string;
   }>;
@@ -387,10 +398,11 @@ export type InstallationsRevokeInput = {
 export type InstallationsRevokeOutput = {
   commit: Commit | null;
   installation: {
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
     id: string;
     name: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     revoked_at: number | null;
     workspace_id: string;
   };
@@ -432,8 +444,9 @@ export type MemoriesCorrectInput = {
   expected_generation: number;
   support_revision_ids?: Array<string>;
   text?: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   valid_from?: number;
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   valid_to?: number | null;
 };
 
@@ -452,8 +465,9 @@ export type MemoriesCreateInput = {
   namespace_id: string;
   support_revision_ids?: Array<string>;
   text: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   valid_from: number;
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   valid_to?: number | null;
 };
 
@@ -487,9 +501,9 @@ export type MemoriesForgetOutput = {
 export type MemoriesGetInput = {
   /** Id of the memory addressed. */
   id: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   as_of?: number;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   known_at?: number;
   /** Whether the view carries the evidence behind the revision. */
   include_evidence?: boolean;
@@ -497,9 +511,9 @@ export type MemoriesGetInput = {
 
 /** Answer of `memories.get`. */
 export type MemoriesGetOutput = {
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   as_of: number;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   known_at: number;
   view: MemoryView;
 };
@@ -512,7 +526,7 @@ export type MemoriesHistoryInput = {
   limit?: number;
   /** Opaque `next_cursor` of the previous page; valid only for the listing (operation, workspace, filter) that issued it. */
   cursor?: string;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   known_at?: number;
 };
 
@@ -528,9 +542,9 @@ export type MemoriesListInput = {
   namespace_id: string;
   /** Only memories of this kind. */
   kind?: "claim" | "episode" | "procedure";
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   as_of?: number;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   known_at?: number;
   /** Items per page. */
   limit?: number;
@@ -628,7 +642,7 @@ export type NamespacesUpdateOutput = {
 
 /** Input of `recall`: path, query and body fields in one object. */
 export type RecallInput = {
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   as_of?: number;
   budget: {
     max_context_chars: number;
@@ -636,7 +650,7 @@ export type RecallInput = {
   };
   include_descendants?: boolean;
   kinds?: Array<"claim" | "episode" | "procedure">;
-  /** finite UTC Unix seconds, fractions allowed */
+  /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   known_at?: number;
   min_sequence?: number;
   namespace_ids: Array<string>;
@@ -670,19 +684,24 @@ export type WebhooksCreateOutput = {
   commit: Commit;
   secret: string | null;
   webhook: {
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
     delivered_sequence: number;
     description: string | null;
     disabled_reason: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     failing_since: number | null;
     id: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     last_delivered_at: number | null;
     last_error: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     last_error_at: number | null;
     namespace_id: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     next_attempt_at: number | null;
     state: "active" | "disabled" | "deleted";
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     state_since: number | null;
     url: string;
     workspace_id: string;
@@ -699,19 +718,24 @@ export type WebhooksDeleteInput = {
 export type WebhooksDeleteOutput = {
   commit: Commit | null;
   webhook: {
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
     delivered_sequence: number;
     description: string | null;
     disabled_reason: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     failing_since: number | null;
     id: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     last_delivered_at: number | null;
     last_error: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     last_error_at: number | null;
     namespace_id: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     next_attempt_at: number | null;
     state: "active" | "disabled" | "deleted";
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     state_since: number | null;
     url: string;
     workspace_id: string;
@@ -730,19 +754,24 @@ export type WebhooksListInput = {
 export type WebhooksListOutput = {
   next_cursor: string | null;
   webhooks: Array<{
-    /** finite UTC Unix seconds, fractions allowed */
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     created_at: number;
     delivered_sequence: number;
     description: string | null;
     disabled_reason: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     failing_since: number | null;
     id: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     last_delivered_at: number | null;
     last_error: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     last_error_at: number | null;
     namespace_id: string | null;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     next_attempt_at: number | null;
     state: "active" | "disabled" | "deleted";
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
     state_since: number | null;
     url: string;
     workspace_id: string;

@@ -67,6 +67,9 @@ export function meiliApiKeyOf(config: MeiliKeyConfig): string | undefined {
   return config.MEILI_API_KEY ?? config.MEILI_API_KEY_FILE?.key;
 }
 
+/** A variable that, when present, holds a value. */
+const nonEmpty = z.string().min(1, 'is empty: set a value, or leave the variable unset');
+
 /**
  * The operator-contract variables every process that serves the domain reads: where the ledger
  * is and which issuers are trusted (decisions §9). Each service parses them inside its own env
@@ -78,13 +81,14 @@ export const domainEnvShape = {
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
-  // An issuer is configured by all three of its variables or by none.
-  SESSION_ISSUER: z.string().min(1).optional(),
-  SESSION_JWKS_URI: z.url().optional(),
-  SESSION_AUDIENCE: z.string().min(1).optional(),
-  OAUTH_ISSUER: z.string().min(1).optional(),
-  OAUTH_JWKS_URI: z.url().optional(),
-  OAUTH_AUDIENCE: z.string().min(1).optional(),
+  // An issuer is configured by all three of its variables or by none; an empty one (compose's
+  // `${SESSION_ISSUER:-}` when the operator set nothing) is a mistake, named as such.
+  SESSION_ISSUER: nonEmpty.optional(),
+  SESSION_JWKS_URI: nonEmpty.pipe(z.url()).optional(),
+  SESSION_AUDIENCE: nonEmpty.optional(),
+  OAUTH_ISSUER: nonEmpty.optional(),
+  OAUTH_JWKS_URI: nonEmpty.pipe(z.url()).optional(),
+  OAUTH_AUDIENCE: nonEmpty.optional(),
   // How long a fetched JWKS is trusted: bounds how long a key the issuer retired still verifies.
   JWKS_CACHE_SECONDS: z.coerce.number().int().min(0).max(86400).default(300),
   DEV_AUTH: z.enum(['0', '1']).default('0'),
@@ -252,4 +256,28 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     await ledger.close().catch(() => {});
     throw error;
   }
+}
+
+/** The lines `untilMigrated` writes (a pino logger fits). */
+export interface WaitLogger {
+  error(fields: object, message: string): void;
+  info(message: string): void;
+}
+
+/**
+ * Hold the background workers (indexer, webhook deliveries) until the database is migrated: on a
+ * database `svc migrate` has not reached, one error line naming the fix, then a quiet wait, not a
+ * failing query per poll. True once ready; false if `signal` aborted first.
+ */
+export async function untilMigrated(ledger: Ledger, signal: AbortSignal, logger: WaitLogger): Promise<boolean> {
+  let waited = false;
+  const ready = await ledger.untilReady({
+    signal,
+    onWaiting: (reason) => {
+      waited = true;
+      logger.error({ reason }, `${reason}; the indexer and webhook deliveries wait until it is`);
+    },
+  });
+  if (ready && waited) logger.info('database ready; the indexer and webhook deliveries start');
+  return ready;
 }

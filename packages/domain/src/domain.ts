@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import {
+  AUTH_FAILURES,
   InvalidTokenError,
   KeySetUnavailableError,
   looksLikeCredentialSecret,
@@ -138,7 +139,7 @@ export class Domain {
       verified = await this.verifier.verify(token);
     } catch (error) {
       if (error instanceof KeySetUnavailableError) throw new DomainError('unavailable', error.message);
-      if (error instanceof InvalidTokenError) throw new DomainError('unauthenticated', error.message);
+      if (error instanceof InvalidTokenError) throw new DomainError('unauthenticated', error.reason);
       throw error;
     }
     const actor = await this.actorOf(verified.issuer, verified.subject);
@@ -185,14 +186,17 @@ export class Domain {
    */
   private async authenticateCredential(token: string): Promise<Caller> {
     const named = parseCredentialSecret(token);
-    if (!named) throw new DomainError('unauthenticated', 'malformed credential');
+    if (!named) throw new DomainError('unauthenticated', AUTH_FAILURES.credential);
     const row = await this.ledger.stores.credentials.findCredentialForAuthentication(named.credentialId);
     // Compare before looking at anything else, so an unknown and a wrong secret cost the same.
     const matches = secretMatches(token, row?.secretSha256 ?? UNMATCHABLE_SHA256);
-    if (!row || !matches || row.kind !== named.kind) throw new DomainError('unauthenticated', 'unknown credential');
-    if (row.revokedAt !== null) throw new DomainError('unauthenticated', 'credential revoked');
+    // Unknown, wrong and revoked secrets read alike: the reason never tells whether one exists.
+    if (!row || !matches || row.kind !== named.kind || row.revokedAt !== null) {
+      throw new DomainError('unauthenticated', AUTH_FAILURES.credential);
+    }
+    // Only the holder of the right secret learns that it expired.
     if (row.expiresAt !== null && row.expiresAt <= nowSeconds()) {
-      throw new DomainError('unauthenticated', 'credential expired');
+      throw new DomainError('unauthenticated', AUTH_FAILURES.credentialExpired);
     }
     const capabilities = row.capabilities as Capability[];
     const scopes = (capabilities.includes('admin') ? CAPABILITIES : capabilities).map((c) => `svc:${c}`);

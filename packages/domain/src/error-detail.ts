@@ -46,6 +46,17 @@ export function publicDetail(error: unknown): string | null {
   return boundDetail(error.detail ?? 'the request is invalid');
 }
 
+/**
+ * Why a request is `unauthenticated` (an expired token, a wrong audience, an unknown or revoked
+ * credential: the fixed texts of `AUTH_FAILURES`), or null when it carried no token at all
+ * (RFC 6750 §3.1: then the challenge names no error). It travels in `WWW-Authenticate` and
+ * `X-Error-Detail`; the body stays the exact error object.
+ */
+export function authFailureReason(error: unknown): string | null {
+  if (!(error instanceof DomainError) || error.code !== 'unauthenticated' || !error.detail) return null;
+  return boundDetail(error.detail);
+}
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** `body.items[0].kind`; a key that is no short identifier is quoted (`body["a b"]`). */

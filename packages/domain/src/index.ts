@@ -4,6 +4,7 @@ export type { DomainObserver, RecallStatus } from './context';
 export { Deadline, deadlinePassed } from './deadline';
 export { Domain, type DomainOptions, type OperationResult, type RawInput, type RequestMeta } from './domain';
 export {
+  authFailureReason,
   boundDetail,
   describeIssues,
   fieldPath,

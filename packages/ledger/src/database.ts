@@ -40,6 +40,14 @@ export interface OpenOptions {
   holder?: string | undefined;
 }
 
+/** What `/readyz` tells an operator, and how to fix it. */
+export const NOT_READY = {
+  notMigrated: 'migrations not applied: run svc migrate',
+  unreachable: 'database unreachable',
+} as const;
+
+export type Readiness = { ready: true } | { ready: false; reason: (typeof NOT_READY)[keyof typeof NOT_READY] };
+
 export interface DatabaseHandle {
   db: Database;
   /**
@@ -52,6 +60,8 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** Whether migrations have been applied and the database answers. */
   ready(): Promise<boolean>;
+  /** The same, with the reason when not (`/readyz`, the workers' wait for `svc migrate`). */
+  readiness(): Promise<Readiness>;
   /** Subscribe to NOTIFY on a channel; resolves to an unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -207,7 +217,8 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       pointReads,
       driver: 'postgres',
       migrate: () => migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_FOLDER }),
-      ready: () => migrationsApplied(db),
+      ready: async () => (await readinessOf(db)).ready,
+      readiness: () => readinessOf(db),
       async listen(channel, onPayload) {
         const subscription = await client.listen(channel, (payload) => onPayload(payload));
         return () => subscription.unlisten();
@@ -244,7 +255,8 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     pointReads: db,
     driver: 'pglite',
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER }),
-    ready: () => migrationsApplied(db),
+    ready: async () => (await readinessOf(db)).ready,
+    readiness: () => readinessOf(db),
     async listen(channel, onPayload) {
       const unlisten = await client.listen(channel, (payload) => onPayload(payload));
       return () => unlisten();
@@ -267,12 +279,40 @@ function expectedMigrations(): number {
   return journal.entries.length;
 }
 
-async function migrationsApplied(db: Database): Promise<boolean> {
+/** Postgres' SQLSTATE for a table that does not exist (no `svc migrate` yet). */
+const UNDEFINED_TABLE = '42P01';
+/** `/readyz` answers within this, even when connecting to the database hangs. */
+const READINESS_TIMEOUT_MS = 5000;
+
+function sqlStateOf(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+async function readinessOf(db: Database): Promise<Readiness> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), READINESS_TIMEOUT_MS);
+    timer.unref();
+  });
   try {
-    const result = await db.execute<{ n: number }>(sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+    const result = await Promise.race([
+      db.execute<{ n: number }>(sql`select count(*)::int as n from drizzle.__drizzle_migrations`),
+      timedOut,
+    ]);
+    if (result === 'timeout') return { ready: false, reason: NOT_READY.unreachable };
     const rows = (result as unknown as { rows?: { n: number }[] }).rows ?? (result as unknown as { n: number }[]);
-    return Number(rows[0]?.n ?? 0) >= expectedMigrations();
-  } catch {
-    return false;
+    if (Number(rows[0]?.n ?? 0) >= expectedMigrations()) return { ready: true };
+    return { ready: false, reason: NOT_READY.notMigrated };
+  } catch (error) {
+    // No migrations table: the database answers but `svc migrate` never ran on it.
+    if (sqlStateOf(error) === UNDEFINED_TABLE) return { ready: false, reason: NOT_READY.notMigrated };
+    return { ready: false, reason: NOT_READY.unreachable };
+  } finally {
+    clearTimeout(timer);
   }
 }

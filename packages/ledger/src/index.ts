@@ -1,4 +1,11 @@
-export { type Database, type DatabaseHandle, type OpenOptions, openDatabase } from './database';
+export {
+  type Database,
+  type DatabaseHandle,
+  NOT_READY,
+  type OpenOptions,
+  openDatabase,
+  type Readiness,
+} from './database';
 export { EmbeddedLedgerLockedError, embeddedLockHolder, type LockHolder } from './embedded-lock';
 export { newId } from './ids';
 export { Ledger } from './ledger';

@@ -1,4 +1,4 @@
-import { type DatabaseHandle, type OpenOptions, openDatabase } from './database';
+import { type DatabaseHandle, type OpenOptions, openDatabase, type Readiness } from './database';
 import { Stores } from './stores';
 
 const UNIQUE_VIOLATION = '23505';
@@ -38,6 +38,41 @@ export class Ledger {
 
   ready(): Promise<boolean> {
     return this.handle.ready();
+  }
+
+  readiness(): Promise<Readiness> {
+    return this.handle.readiness();
+  }
+
+  /**
+   * Wait until the database is migrated (background workers on a database `svc migrate` has not
+   * reached yet): `onWaiting` hears each new reason once, not every poll. True once ready,
+   * false if `signal` aborted first.
+   */
+  async untilReady(options: {
+    signal: AbortSignal;
+    onWaiting: (reason: string) => void;
+    pollMs?: number;
+  }): Promise<boolean> {
+    let told: string | null = null;
+    while (!options.signal.aborted) {
+      const state = await this.readiness();
+      if (state.ready) return true;
+      if (state.reason !== told) {
+        told = state.reason;
+        options.onWaiting(state.reason);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, options.pollMs ?? 1000);
+        function done() {
+          clearTimeout(timer);
+          options.signal.removeEventListener('abort', done);
+          resolve();
+        }
+        options.signal.addEventListener('abort', done);
+      });
+    }
+    return false;
   }
 
   /** `retry: false` for work that cannot run twice (a group commit answers its writes itself). */

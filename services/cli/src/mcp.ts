@@ -1,6 +1,6 @@
 import { createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
 import { composeDomain } from '@tms/composition';
-import { DomainError } from '@tms/domain';
+import { authFailureReason, DomainError } from '@tms/domain';
 import { Indexer } from '@tms/search';
 import { createLogger } from '@tms/telemetry';
 import type { CliEnv } from './env';
@@ -36,7 +36,11 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
     try {
       await domain.authenticate(token);
     } catch (error) {
-      if (error instanceof DomainError) throw new Error(`TMS_TOKEN was refused (${error.code})`);
+      // The reason (an expired token, a revoked credential) is the caller's own to know.
+      const reason = authFailureReason(error);
+      if (error instanceof DomainError) {
+        throw new Error(`TMS_TOKEN was refused (${error.code}${reason ? `: ${reason}` : ''})`);
+      }
       throw error;
     }
     const server = createAgentServer(

@@ -2,8 +2,15 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ToolSet } from '@tms/agent-tools';
 import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
-import { boundDetail, type Domain, DomainError, isDatabaseUnavailable, publicDetail } from '@tms/domain';
-import type { Ledger } from '@tms/ledger';
+import {
+  authFailureReason,
+  boundDetail,
+  type Domain,
+  DomainError,
+  isDatabaseUnavailable,
+  publicDetail,
+} from '@tms/domain';
+import { type Ledger, NOT_READY } from '@tms/ledger';
 import { type ServerSpan, startServerSpan } from '@tms/telemetry';
 import type { Logger } from 'pino';
 import { GRAPHIQL_ASSETS_PATH } from './graphql/graphiql-assets';
@@ -29,6 +36,8 @@ export interface AppDependencies {
   graphql?: GraphqlOptions;
   /** The agent tools /mcp lists and accepts (MCP_TOOLS; default `memory`). */
   mcpTools?: ToolSet;
+  /** False when /metrics has its own port (METRICS_PORT): the API port then answers it `not_found`. */
+  metricsOnApiPort?: boolean;
 }
 
 export interface HttpLimits {
@@ -82,6 +91,36 @@ function clientErrorResponse(code: ErrorCode, requestId: string, detail: string)
   return `${lines.join('\r\n')}\r\n\r\n${body.toString('utf8')}`;
 }
 
+async function serveMetrics(metrics: GatewayMetrics, res: ServerResponse, scope: RequestScope): Promise<void> {
+  const text = await metrics.text();
+  res.writeHead(200, { 'content-type': metrics.contentType, 'x-request-id': scope.requestId });
+  res.end(text);
+}
+
+/**
+ * The server on METRICS_PORT: `GET /metrics` (Prometheus text) and nothing else, so that the
+ * scrape port can stay private while the API port is public. Anything else is `not_found`.
+ */
+export function createMetricsServer(metrics: GatewayMetrics, logger: Logger): http.Server {
+  async function answer(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
+    if ((req.url ?? '/').split('?')[0] !== '/metrics') return scope.sendError(res, 'not_found');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      scope.allow = ['GET', 'HEAD'];
+      return scope.sendError(res, 'method_not_allowed');
+    }
+    return serveMetrics(metrics, res, scope);
+  }
+  return http.createServer((req, res) => {
+    const scope = new RequestScope(req);
+    answer(req, res, scope)
+      .catch((error: unknown) => {
+        logger.error({ err: error, request_id: scope.requestId }, 'metrics scrape failed');
+        if (!res.headersSent) scope.sendError(res, 'internal');
+      })
+      .finally(() => scope.deadline.clear());
+  });
+}
+
 /** The gateway's HTTP server: health, readiness and metrics, the agent tools at /mcp, then the /v1 mirror. */
 export function createApp(deps: AppDependencies): http.Server {
   const { domain, ledger, metrics, logger } = deps;
@@ -98,15 +137,17 @@ export function createApp(deps: AppDependencies): http.Server {
         return scope.send(res, 200, '{"status":"ok"}');
       case '/readyz': {
         scope.operation = 'readyz';
-        const ready = await ledger.ready().catch(() => false);
-        return scope.send(res, ready ? 200 : 503, JSON.stringify({ status: ready ? 'ready' : 'not_ready' }));
+        const state = await ledger.readiness().catch(() => ({ ready: false, reason: NOT_READY.unreachable }) as const);
+        if (state.ready) return scope.send(res, 200, JSON.stringify({ status: 'ready' }));
+        // The operator's next step, in the body and the request's log line.
+        scope.code = 'unavailable';
+        scope.reason = state.reason;
+        return scope.send(res, 503, JSON.stringify({ status: 'not_ready', reason: state.reason }));
       }
       case '/metrics': {
+        if (deps.metricsOnApiPort === false) throw new DomainError('not_found');
         scope.operation = 'metrics';
-        const text = await metrics.text();
-        res.writeHead(200, { 'content-type': metrics.contentType, 'x-request-id': scope.requestId });
-        res.end(text);
-        return;
+        return serveMetrics(metrics, res, scope);
       }
       // Every transport hands the request's deadline (`scope.deadline`) to the body reader and the
       // domain and waits for the work to settle: racing it could answer 503 for a write that
@@ -132,6 +173,8 @@ export function createApp(deps: AppDependencies): http.Server {
     operation: string;
     status: number;
     code: string;
+    /** Why the request was refused (a 401's reason), when there is one to tell. */
+    reason?: string | null;
     seconds: number;
   }): void {
     metrics.observe(fields.operation, fields.code, fields.seconds);
@@ -142,6 +185,7 @@ export function createApp(deps: AppDependencies): http.Server {
         operation: fields.operation,
         status: fields.status,
         code: fields.code,
+        ...(fields.reason ? { reason: fields.reason } : {}),
         ms: Math.round(fields.seconds * 1000),
       },
       'request',
@@ -175,7 +219,7 @@ export function createApp(deps: AppDependencies): http.Server {
           if (detail !== null) {
             logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, 'invalid_input');
           }
-          return scope.sendError(res, error.code, error.retryAfterSeconds, detail);
+          return scope.sendError(res, error.code, error.retryAfterSeconds, detail ?? authFailureReason(error));
         }
         if (isDatabaseUnavailable(error)) {
           logger.warn({ request_id: scope.requestId, operation: scope.operation, err: error }, 'unavailable');
@@ -192,6 +236,7 @@ export function createApp(deps: AppDependencies): http.Server {
           operation: scope.operation,
           status: res.statusCode,
           code: scope.code,
+          reason: scope.reason,
           seconds: (performance.now() - scope.startedAt) / 1000,
         });
         span.end({ operation: scope.operation, status: res.statusCode, code: scope.code, requestId: scope.requestId });

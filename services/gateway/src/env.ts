@@ -11,7 +11,10 @@ const schema = z
     // The webhook delivery worker runs wherever the indexer does (here when it is embedded).
     ...webhookDeliveryEnvShape,
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    /** Unset: every interface, except with DEV_AUTH=1, whose self-signed tokens stay on 127.0.0.1. */
     HOST: z.string().min(1).optional(),
+    /** Set: /metrics is served on this port only (and the API port answers it `not_found`). */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GRAPHIQL: z.enum(['0', '1']).optional(),
     /** OpenTelemetry: traces go to `<endpoint>/v1/traces` over OTLP/HTTP (JSON) when set; unset, none are made. */
@@ -57,6 +60,9 @@ const schema = z
         message: 'more than 1 needs DATABASE_URL: the embedded PGlite ledger under DATA_DIR is owned by one process',
       });
     }
+    if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
+      ctx.addIssue({ code: 'custom', path: ['METRICS_PORT'], message: 'must differ from PORT' });
+    }
     // Node refuses a header timeout longer than the whole-request timeout.
     if (env.HTTP_HEADERS_TIMEOUT_MS > env.HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({
@@ -75,7 +81,11 @@ export const ENV_KEYS: readonly string[] = Object.keys(schema.shape);
 /** Parse the environment once at boot; every problem is listed, then the process stops. */
 export function parseEnv(source: Record<string, string | undefined>): GatewayEnv {
   const result = schema.safeParse(source);
-  if (result.success) return result.data;
+  if (result.success) {
+    // The embedded quickstart signs its own tokens: it listens on loopback unless told otherwise.
+    const host = result.data.HOST ?? (result.data.DEV_AUTH === '1' ? '127.0.0.1' : undefined);
+    return { ...result.data, HOST: host };
+  }
   const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
   throw new Error(`invalid configuration:\n${lines.join('\n')}`);
 }

@@ -1,18 +1,22 @@
 import type { AddressInfo } from 'node:net';
 import type { DevIssuer } from '@tms/auth';
-import { composeDomain } from '@tms/composition';
+import { composeDomain, untilMigrated } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
 import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
 import { createLogger, startTracing } from '@tms/telemetry';
 import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
 import type { Logger } from 'pino';
-import { createApp } from './app';
+import { createApp, createMetricsServer } from './app';
 import type { GatewayEnv } from './env';
 import { GatewayMetrics } from './metrics';
 
 export interface RunningGateway {
   url: string;
   port: number;
+  /** The address the API listens on (`127.0.0.1`, `::`, ...). */
+  host: string;
+  /** The port of /metrics when METRICS_PORT moved it off the API port, else null. */
+  metricsPort: number | null;
   ledger: Ledger;
   devIssuer: DevIssuer | null;
   logger: Logger;
@@ -137,6 +141,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       keepAliveTimeoutMs: env.HTTP_KEEPALIVE_TIMEOUT_MS,
       maxConnections: env.HTTP_MAX_CONNECTIONS,
     },
+    metricsOnApiPort: env.METRICS_PORT === undefined,
     graphql: {
       production: env.NODE_ENV === 'production',
       maxStreams: env.GRAPHQL_MAX_STREAMS,
@@ -152,24 +157,46 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     server.once('error', reject);
     server.listen(env.PORT, env.HOST, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
-  const indexerDone = indexer?.run().catch((error) => logger.error({ err: error }, 'embedded indexer stopped'));
+  const { port, address: host } = server.address() as AddressInfo;
+  const metricsServer = env.METRICS_PORT === undefined ? null : createMetricsServer(metrics, logger);
+  if (metricsServer) {
+    await new Promise<void>((resolve, reject) => {
+      metricsServer.once('error', reject);
+      metricsServer.listen(env.METRICS_PORT, env.HOST, () => resolve());
+    });
+  }
+  const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
+  // The workers start once the database is migrated: until then one error line, not one per poll.
+  const closing = new AbortController();
+  const migrated = indexer ? untilMigrated(ledger, closing.signal, logger) : Promise.resolve(false);
+  const indexerDone = migrated
+    .then((ready) => (ready ? indexer?.run() : undefined))
+    .catch((error) => logger.error({ err: error }, 'embedded indexer stopped'));
   lagWatch?.start();
 
-  const deliveriesDone = deliveries
-    ?.run()
+  const deliveriesDone = migrated
+    .then((ready) => (ready ? deliveries?.run() : undefined))
     .catch((error) => logger.error({ err: error }, 'embedded webhook deliveries stopped'));
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    host,
+    metricsPort,
     ledger,
     devIssuer,
     logger,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await Promise.all(
+        [server, metricsServer].map(
+          (listening) =>
+            new Promise<void>((resolve) => {
+              if (!listening) return resolve();
+              listening.close(() => resolve());
+              listening.closeAllConnections();
+            }),
+        ),
+      );
+      closing.abort();
       lagWatch?.stop();
       indexer?.stop();
       deliveries?.stop();

@@ -87,7 +87,14 @@ async function runGateway(env: GatewayEnv): Promise<void> {
     process.exit(1);
   }
   gateway.logger.info(
-    { port: gateway.port, ledger: gateway.ledger.driver, pid: process.pid, worker: env.GATEWAY_WORKER_SLOT },
+    // pid is on every line already (the logger's base).
+    {
+      host: gateway.host,
+      port: gateway.port,
+      metrics_port: gateway.metricsPort ?? undefined,
+      ledger: gateway.ledger.driver,
+      worker: env.GATEWAY_WORKER_SLOT,
+    },
     'gateway listening',
   );
   // Written at once, not with the next buffered lines: operators and supervisors wait for it.

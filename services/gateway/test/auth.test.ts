@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AUTH_FAILURES } from '@tms/auth';
 import { ALL_SCOPES, type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Harness, startHarness } from './harness';
@@ -146,9 +147,14 @@ describe('bearer token verification (pglite)', () => {
 
   describe('refused with 401 unauthenticated and WWW-Authenticate: Bearer', () => {
     it('no Authorization header, on a directory and on a workspace operation', async () => {
-      expectUnauthenticated(await me(null), 'me.get');
-      expectUnauthenticated(await h.api.get('/v1/namespaces', { workspace: 'ws_doesnotmatter' }), 'namespaces.list');
-      expectUnauthenticated(await h.api.post('/v1/workspaces', { name: 'x' }), 'workspaces.create');
+      // RFC 6750 §3.1: no token, no error code in the challenge.
+      expectUnauthenticated(await me(null), 'me.get', null);
+      expectUnauthenticated(
+        await h.api.get('/v1/namespaces', { workspace: 'ws_doesnotmatter' }),
+        'namespaces.list',
+        null,
+      );
+      expectUnauthenticated(await h.api.post('/v1/workspaces', { name: 'x' }), 'workspaces.create', null);
     });
 
     it('a scheme other than Bearer, even around a valid token', async () => {
@@ -161,13 +167,17 @@ describe('bearer token verification (pglite)', () => {
         `Bearer${valid}`,
         valid,
       ]) {
-        expectUnauthenticated(await h.api.get('/v1/me', { token: null, headers: { authorization } }), authorization);
+        expectUnauthenticated(
+          await h.api.get('/v1/me', { token: null, headers: { authorization } }),
+          authorization,
+          null,
+        );
       }
     });
 
     it('garbage tokens', async () => {
       for (const garbage of ['garbage', 'a.b.c', 'a.b', '...', 'eyJhbGciOiJSUzI1NiJ9.e30', 'e30.e30.e30']) {
-        expectUnauthenticated(await me(garbage), garbage);
+        expectUnauthenticated(await me(garbage), garbage, AUTH_FAILURES.malformed);
       }
       expectUnauthenticated(await h.api.get('/v1/me', { token: null, headers: { authorization: 'Bearer ' } }), 'empty');
       expectUnauthenticated(
@@ -179,8 +189,9 @@ describe('bearer token verification (pglite)', () => {
     it('expired beyond the 60 s clock tolerance', async () => {
       const subject = randomSubject();
       const exp = nowSeconds() - 90;
-      expectUnauthenticated(await me(await h.issuer.sessionToken(subject, { exp })), 'session');
-      expectUnauthenticated(await me(await h.issuer.accessToken(subject, 'svc:read', { exp })), 'oauth');
+      const expired = AUTH_FAILURES.expired;
+      expectUnauthenticated(await me(await h.issuer.sessionToken(subject, { exp })), 'session', expired);
+      expectUnauthenticated(await me(await h.issuer.accessToken(subject, 'svc:read', { exp })), 'oauth', expired);
       expectUnauthenticated(
         await me(await h.issuer.sessionToken(subject, { exp: nowSeconds() - 3600 })),
         'an hour ago',
@@ -189,8 +200,9 @@ describe('bearer token verification (pglite)', () => {
 
     it('not valid before a time beyond the tolerance', async () => {
       const nbf = nowSeconds() + 120;
-      expectUnauthenticated(await me(await h.issuer.sessionToken(randomSubject(), { nbf })), 'session');
-      expectUnauthenticated(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { nbf })), 'oauth');
+      const early = AUTH_FAILURES.notYetValid;
+      expectUnauthenticated(await me(await h.issuer.sessionToken(randomSubject(), { nbf })), 'session', early);
+      expectUnauthenticated(await me(await h.issuer.accessToken(randomSubject(), 'svc:read', { nbf })), 'oauth', early);
     });
 
     it('without exp', async () => {
@@ -210,13 +222,14 @@ describe('bearer token verification (pglite)', () => {
         ['session token claiming the oauth iss', h.issuer.sessionToken(s, { issuer: oauthIssuer })],
         ['oauth token claiming the session iss', h.issuer.accessToken(s, 'svc:read', { issuer: sessionIssuer })],
       ];
-      for (const [why, token] of cases) expectUnauthenticated(await me(await token), why);
+      for (const [why, token] of cases) expectUnauthenticated(await me(await token), why, AUTH_FAILURES.untrusted);
     });
 
     it('signed by a key the JWKS never published (unknown kid)', async () => {
       expectUnauthenticated(
         await me(await h.issuer.sessionToken(randomSubject(), { rogueKey: true })),
         'session RS256',
+        AUTH_FAILURES.untrusted,
       );
       expectUnauthenticated(
         await me(await h.issuer.sessionToken(randomSubject(), { rogueKey: true, alg: 'ES256' })),
@@ -238,7 +251,7 @@ describe('bearer token verification (pglite)', () => {
       expect((await me(signRs256(header, payload, session.key))).status).toBe(200);
       const forged = signRs256(header, payload, privateKey);
       expect(rs256Valid(forged, publicKey)).toBe(true); // a well-formed, correctly signed token...
-      expectUnauthenticated(await me(forged), 'session'); // ...by the wrong key
+      expectUnauthenticated(await me(forged), 'session', AUTH_FAILURES.signature); // ...by the wrong key
 
       const oauth = issuerKey(h, 'oauth');
       const accessHeader = { alg: 'RS256', typ: 'at+jwt', kid: oauth.kid };
@@ -418,7 +431,11 @@ describe('bearer token verification (pglite)', () => {
         ['the session audience', h.issuer.sessionAudience],
         ['missing aud', null],
       ] as const) {
-        expectUnauthenticated(await me(await h.issuer.accessToken(s, 'svc:read', { audience })), why);
+        expectUnauthenticated(
+          await me(await h.issuer.accessToken(s, 'svc:read', { audience })),
+          why,
+          AUTH_FAILURES.audience,
+        );
       }
     });
 
@@ -431,7 +448,7 @@ describe('bearer token verification (pglite)', () => {
         ['the oauth audience', h.issuer.oauthAudience],
         ['missing aud', null],
       ] as const) {
-        expectUnauthenticated(await me(await h.issuer.sessionToken(s, { audience })), why);
+        expectUnauthenticated(await me(await h.issuer.sessionToken(s, { audience })), why, AUTH_FAILURES.audience);
       }
     });
 

@@ -1,6 +1,10 @@
+import { MIN_TIMESTAMP, TIMESTAMP_LIMIT } from '@tms/catalog';
 import { type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Harness, startHarness } from './harness';
+
+/** The last whole second a time may name (year 9999). */
+const LAST_SECOND = TIMESTAMP_LIMIT - 1;
 
 /** The largest double below `x` (x > 0): the instant just before. */
 function justBefore(x: number): number {
@@ -130,18 +134,18 @@ describe.each(DRIVERS)('bitemporal reads of created memories (%s)', (driver) => 
     const id = created.memory.id;
     const at = (asOf: number) => api.get(`/v1/memories/${id}`, { query: { as_of: asOf } });
     expectNotFound(await at(justBefore(validFrom)));
-    expectNotFound(await at(-1e15));
+    expectNotFound(await at(MIN_TIMESTAMP));
     expect((await ok(at(validFrom))).body.view.revision.id).toBe(created.revision.id);
     expect((await ok(at(justBefore(validTo)))).body.as_of).toBe(justBefore(validTo));
     expectNotFound(await at(validTo));
-    expectNotFound(await at(1e15));
+    expectNotFound(await at(LAST_SECOND));
 
     // valid_to null: open-ended.
     const open = await createMemory(api, ns.id, 'Valid from now on.', { valid_from: -1.5 });
     expect(open.revision.valid_to).toBeNull();
     expectNotFound(await api.get(`/v1/memories/${open.memory.id}`, { query: { as_of: -1.5000001 } }));
     expect((await api.get(`/v1/memories/${open.memory.id}`, { query: { as_of: -1.5 } })).status).toBe(200);
-    expect((await api.get(`/v1/memories/${open.memory.id}`, { query: { as_of: 1e15 } })).status).toBe(200);
+    expect((await api.get(`/v1/memories/${open.memory.id}`, { query: { as_of: LAST_SECOND } })).status).toBe(200);
   });
 
   it('echoes as_of and known_at given explicitly, exactly', async () => {
@@ -151,9 +155,11 @@ describe.each(DRIVERS)('bitemporal reads of created memories (%s)', (driver) => 
     const res = await ok(api.get(`/v1/memories/${created.memory.id}`, { query: { as_of: asOf, known_at: knownAt } }));
     expect(res.body.as_of).toBe(asOf);
     expect(res.body.known_at).toBe(knownAt);
-    const tiny = await ok(api.get(`/v1/memories/${created.memory.id}`, { query: { as_of: 0.1, known_at: 1e15 } }));
+    const tiny = await ok(
+      api.get(`/v1/memories/${created.memory.id}`, { query: { as_of: 0.1, known_at: LAST_SECOND } }),
+    );
     expect(tiny.body.as_of).toBe(0.1);
-    expect(tiny.body.known_at).toBe(1e15);
+    expect(tiny.body.known_at).toBe(LAST_SECOND);
   });
 
   it('include_evidence shows cited evidence in order and only verifications known at known_at', async () => {

@@ -524,7 +524,7 @@ describe.each(DRIVERS)('error answers (%s)', (driver) => {
       }
       const ready = await lost.api.get('/readyz');
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: 'not_ready' });
+      expect(ready.body).toEqual({ status: 'not_ready', reason: 'database unreachable' });
       expect((await lost.api.get('/healthz')).status).toBe(200);
       // Unknown paths still answer without the database.
       expectError(await lost.api.get('/v1/nope'), 'not_found');

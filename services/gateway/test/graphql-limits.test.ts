@@ -182,6 +182,10 @@ describe('GraphQL limits and errors (postgres)', () => {
   });
 
   it('answers 401 with the /v1 error body and WWW-Authenticate: Bearer without a valid token', async () => {
+    const challenges = {
+      none: 'Bearer',
+      malformed: 'Bearer error="invalid_token", error_description="the token is malformed"',
+    };
     for (const authorization of [undefined, 'Bearer not-a-jwt']) {
       const res = await fetch(`${h.url}/graphql`, {
         method: 'POST',
@@ -193,7 +197,7 @@ describe('GraphQL limits and errors (postgres)', () => {
         body: JSON.stringify({ query: '{ me { callerKind } }' }),
       });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      expect(res.headers.get('www-authenticate')).toBe(authorization ? challenges.malformed : challenges.none);
       expect(res.headers.get('cache-control')).toBe('private, no-store');
       expect(await res.json()).toEqual({ error: errorObject('unauthenticated', 'auth-1') });
     }

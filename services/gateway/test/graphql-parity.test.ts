@@ -289,7 +289,7 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
         kind: 'episode',
         text: 'Ana visited Porto.',
         valid_from: -12.25,
-        valid_to: 1e15,
+        valid_to: 253402300799,
         support_revision_ids: [asserted.revision.id],
       })
     ).body;

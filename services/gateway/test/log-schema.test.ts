@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { parseStrictJson } from '@tms/domain';
 import { delay, type ServiceProcess, startGatewayProcess, startIndexerProcess } from '@tms/testkit/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness';
@@ -64,6 +65,13 @@ describe('one log schema for the gateway, the indexer and svc mcp', () => {
       'tms-indexer': indexer.logs.find((line) => line.msg === 'indexer started'),
       'tms-mcp': mcp.find((line) => line.msg === 'mcp stdio server ready'),
     };
+    // Each key once per line (a repeated key, such as a second `pid`, is not JSON a strict reader accepts).
+    const listening = gateway.output.filter((text) => text.includes('"msg":"gateway listening"'));
+    expect(listening).toHaveLength(1);
+    expect(() => parseStrictJson(listening[0] as string), listening[0]).not.toThrow();
+    expect(samples['tms-gateway']).toMatchObject({ host: '127.0.0.1', port: gateway.port });
+    for (const text of [...gateway.output, ...indexer.output].filter((t) => t.startsWith('{')))
+      expect(() => parseStrictJson(text), text).not.toThrow();
     for (const [service, line] of Object.entries(samples)) {
       expect(line, service).toMatchObject({ service, level: 30, pid: expect.any(Number) });
       expect(Date.parse(String(line?.time)), service).toBeGreaterThan(Date.parse('2020-01-01T00:00:00Z'));

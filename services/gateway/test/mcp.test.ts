@@ -580,7 +580,10 @@ describe('the /mcp endpoint over HTTP', () => {
     for (const headers of [{}, { authorization: 'Bearer not.a.token' }] as Record<string, string>[]) {
       const res = await post({ ...headers, 'x-request-id': 'mcp-401' });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      // RFC 6750 §3: a plain challenge without a token, the reason with one.
+      expect(res.headers.get('www-authenticate')).toBe(
+        headers.authorization ? 'Bearer error="invalid_token", error_description="the token is malformed"' : 'Bearer',
+      );
       expect(await res.json()).toEqual({ error: errorObject('unauthenticated', 'mcp-401') });
     }
   });
@@ -628,7 +631,7 @@ describe('svc mcp (stdio)', () => {
     });
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('svc: TMS_TOKEN was refused (unauthenticated)');
+    expect(result.stderr).toContain('svc: TMS_TOKEN was refused (unauthenticated: the token is malformed)');
   });
 
   it('wrote nothing but MCP messages to stdout', () => {

@@ -1,4 +1,7 @@
-import { sha256Hex } from '@tms/testkit';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestDatabase, sha256Hex } from '@tms/testkit';
+import { type ServiceProcess, startIndexerProcess } from '@tms/testkit/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness';
 
@@ -33,11 +36,104 @@ describe('health and readiness', () => {
     expect(res.body).toEqual({ status: 'ready' });
   });
 
-  it('GET /readyz answers 503 on a database `svc migrate` never ran on', async () => {
+  it('GET /readyz answers 503 on a database `svc migrate` never ran on, naming the fix', async () => {
     const res = await bare.api.get('/readyz');
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready' });
-    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(res.body).toEqual({ status: 'not_ready', reason: 'migrations not applied: run svc migrate' });
+    const requestId = res.headers.get('x-request-id');
+    expect(requestId).toMatch(/^req_/);
+    // The request line's code matches the status, and carries the reason.
+    const line = bare.logs.map((text) => JSON.parse(text)).find((entry) => entry.request_id === requestId);
+    expect(line).toMatchObject({
+      msg: 'request',
+      operation: 'readyz',
+      status: 503,
+      code: 'unavailable',
+      reason: 'migrations not applied: run svc migrate',
+    });
+  });
+});
+
+/** The JSON log lines of a harness gateway at warn level or above. */
+const problems = (h: Harness) =>
+  h.logs.map((text) => JSON.parse(text) as { level: number; msg: string }).filter((line) => line.level >= 40);
+
+/** Poll `check` until it holds (bounded; no timing is asserted). */
+async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('an unmigrated or unreachable database says so once', () => {
+  const processes: ServiceProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+  });
+
+  it('the embedded indexer and webhook deliveries log one error with the fix, wait, then start', async () => {
+    const h = await startHarness({ driver: 'postgres', migrate: false, env: { INDEXER: 'embedded' } });
+    try {
+      const reason = 'migrations not applied: run svc migrate';
+      await eventually(() => problems(h).length > 0, 'the first error line');
+      // Several of the workers' poll intervals (500 ms) pass: still one line, not one per poll.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      const lines = problems(h);
+      expect(lines, JSON.stringify(lines)).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ level: 50, reason, msg: expect.stringContaining(reason) });
+      expect((await h.api.get('/readyz')).body).toEqual({ status: 'not_ready', reason });
+
+      await h.gateway.ledger.migrate();
+      await eventually(async () => (await h.api.get('/readyz')).status === 200, 'readiness after svc migrate');
+      await eventually(
+        () => h.logs.some((text) => JSON.parse(text).msg.startsWith('database ready')),
+        'the workers to start',
+      );
+      expect(problems(h)).toHaveLength(1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('the indexer service waits the same way', async () => {
+    const database = await createTestDatabase();
+    try {
+      const indexer = await startIndexerProcess('unmigrated-indexer', {
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'info',
+      });
+      processes.push(indexer);
+      const errors = () => indexer.logs.filter((line) => (line.level as number) >= 40);
+      await eventually(() => errors().length > 0, 'the indexer error line');
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(errors(), JSON.stringify(errors())).toHaveLength(1);
+      expect(errors()[0]).toMatchObject({ level: 50, reason: 'migrations not applied: run svc migrate' });
+      expect(await indexer.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('GET /readyz on an unreachable database answers 503 database unreachable', async () => {
+    // A loopback port nothing listens on.
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const h = await startHarness({
+      driver: 'pglite',
+      env: { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/gone`, SEARCH_PROVIDER: 'none' },
+    });
+    try {
+      const res = await h.api.get('/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ status: 'not_ready', reason: 'database unreachable' });
+      expect((await h.api.get('/healthz')).status).toBe(200);
+    } finally {
+      await h.close();
+    }
   });
 });
 

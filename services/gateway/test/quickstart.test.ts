@@ -92,6 +92,15 @@ describe('dev quickstart (DEV_AUTH=1, embedded PGlite)', { timeout: 300_000 }, (
     const first = startGateway(env);
     await waitReady(first, port, { banner: true });
 
+    // DEV_AUTH=1 without HOST listens on loopback only: its self-signed tokens stay on this machine.
+    const listening = first
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"gateway listening"'));
+    expect(listening).toHaveLength(1);
+    expect(JSON.parse(listening[0] as string)).toMatchObject({ host: '127.0.0.1', port });
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+
     const banner = parseBanner(first.stdout());
     expect(banner.tmsUrl).toBe(`export TMS_URL=http://localhost:${port}`);
     expect(banner.tokenValue).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);

@@ -76,7 +76,7 @@ export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExp
   expect(idSchema.safeParse(error.request_id).success, context).toBe(true);
   expect(res.headers.get('x-request-id')).toBe(error.request_id);
 
-  if (code === 'unauthenticated') expect(res.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+  if (code === 'unauthenticated') expectBearerChallenge(res, context);
   else expect(res.headers.get('www-authenticate')).toBeNull();
 
   if (code === 'method_not_allowed') {
@@ -90,7 +90,9 @@ export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExp
     expect(res.headers.get('retry-after')).toBe(String(Math.ceil(error.retry_after_seconds)));
   }
   const detail = res.headers.get('x-error-detail');
-  if (code === 'invalid_input') {
+  if (code === 'unauthenticated') {
+    // Checked against the challenge by expectBearerChallenge.
+  } else if (code === 'invalid_input') {
     expect(detail, context).toMatch(HEADER_SAFE_DETAIL);
     if (typeof expected.detail === 'string') expect(detail, context).toBe(expected.detail);
     else if (expected.detail) expect(detail, context).toMatch(expected.detail);
@@ -158,10 +160,34 @@ const UNAUTHENTICATED = {
   retry_after_seconds: null,
 };
 
-/** The one answer to any token or secret that is not provably valid (decisions §7). */
-export function expectUnauthenticated(res: CallResult, why: string): void {
+const INVALID_TOKEN_CHALLENGE = /^Bearer error="invalid_token", error_description="([\x20\x21\x23-\x5b\x5d-\x7e]+)"$/;
+
+/**
+ * A 401's challenge (RFC 6750 §3): plain `Bearer` and no `X-Error-Detail` when no token was
+ * given, else `invalid_token` with a description that `X-Error-Detail` repeats. Returns the
+ * reason, or null for a plain challenge.
+ */
+export function expectBearerChallenge(res: CallResult, why: string): string | null {
+  const challenge = res.headers.get('www-authenticate');
+  const detail = res.headers.get('x-error-detail');
+  if (challenge === 'Bearer') {
+    expect(detail, why).toBeNull();
+    return null;
+  }
+  const description = INVALID_TOKEN_CHALLENGE.exec(challenge ?? '')?.[1];
+  expect(description, `${why}: WWW-Authenticate ${challenge}`).toBeTypeOf('string');
+  expect(detail, why).toBe(description);
+  return description ?? null;
+}
+
+/**
+ * The one answer to any token or secret that is not provably valid (decisions §7): the exact
+ * body, and a challenge naming `reason` (null: no token, a plain `Bearer`) when one is given.
+ */
+export function expectUnauthenticated(res: CallResult, why: string, reason?: string | null): void {
   expect(res.status, `${why}: ${res.text}`).toBe(401);
   expect(res.body, why).toEqual({ error: { ...UNAUTHENTICATED, request_id: expect.any(String) } });
-  expect(res.headers.get('www-authenticate'), why).toMatch(/^Bearer(\s|$)/);
+  const given = expectBearerChallenge(res, why);
+  if (reason !== undefined) expect(given, why).toBe(reason);
   expect(res.headers.get('cache-control'), why).toBe('private, no-store');
 }

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { searchProviderFor } from '@tms/composition';
+import { searchProviderFor, untilMigrated } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
 import { Indexer, indexerMetrics, indexLagMetrics } from '@tms/search';
 import { createLogger, startTracing } from '@tms/telemetry';
@@ -71,16 +71,20 @@ if (env.INDEXER_METRICS_PORT !== undefined) {
   server.unref();
 }
 
+const stopping = new AbortController();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     logger.info({ signal }, 'stopping');
+    stopping.abort();
     indexer.stop();
     deliveries.stop();
   });
 }
 
 logger.info({ provider: provider.name }, 'indexer started');
-await Promise.all([indexer.run(), deliveries.run()]);
+// On a database `svc migrate` has not reached: one error line with the fix, then a quiet wait.
+const migrated = await untilMigrated(ledger, stopping.signal, logger);
+if (migrated) await Promise.all([indexer.run(), deliveries.run()]);
 await ledger.close();
 await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));
 logger.info('indexer stopped');

@@ -27,6 +27,8 @@ export class RequestScope {
   readonly startedAt = performance.now();
   operation = 'none';
   code = 'ok';
+  /** Why the request was refused, for its log line: an `unauthenticated` request's reason. */
+  reason: string | null = null;
   allow: string[] | null = null;
   /**
    * The operation deadline, counted from the request's arrival (its headers; the header phase
@@ -57,8 +59,10 @@ export class RequestScope {
   }
 
   /**
-   * The spec's error body. `detail` (an `invalid_input`'s only, see `publicDetail`) goes in
-   * `X-Error-Detail`; the body stays the exact error object.
+   * The spec's error body. `detail` (an `invalid_input`'s, see `publicDetail`, or an
+   * `unauthenticated` request's reason, see `authFailureReason`) goes in `X-Error-Detail`; the
+   * body stays the exact error object. A 401 challenges with `Bearer`, naming `invalid_token` and
+   * the reason when a token was given (RFC 6750 §3), nothing more when none was (§3.1).
    */
   sendError(
     res: ServerResponse,
@@ -70,11 +74,27 @@ export class RequestScope {
     const error = errorObject(code, this.requestId, retryAfterSeconds);
     const headers: Record<string, string> = {};
     if (detail !== null && code === 'invalid_input') headers[ERROR_DETAIL_HEADER] = detail;
-    if (code === 'unauthenticated') headers['www-authenticate'] = 'Bearer';
+    if (code === 'unauthenticated') {
+      headers['www-authenticate'] = bearerChallenge(detail);
+      if (detail !== null) {
+        headers[ERROR_DETAIL_HEADER] = detail;
+        this.reason = detail;
+      }
+    }
     if (code === 'method_not_allowed' && this.allow) headers.allow = this.allow.join(', ');
     if (retryAfterSeconds !== null) headers['retry-after'] = String(Math.ceil(retryAfterSeconds));
     // A body left unread (too large, or the deadline passed while it arrived) ends the connection.
     if (code === 'budget_exceeded' || !this.req.complete) headers.connection = 'close';
     this.send(res, error.status, JSON.stringify({ error }), headers);
   }
+}
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3): plain `Bearer` without a token,
+ * else `invalid_token` with the reason as `error_description` (a quoted-string: the reasons are
+ * fixed ASCII texts; `"` and `\` are dropped should one ever appear).
+ */
+export function bearerChallenge(reason: string | null): string {
+  if (reason === null) return 'Bearer';
+  return `Bearer error="invalid_token", error_description="${reason.replace(/["\\]/g, '')}"`;
 }

@@ -22,6 +22,7 @@ export type JsonSchema = {
   maxLength?: number;
   minimum?: number;
   maximum?: number;
+  exclusiveMaximum?: number;
   minItems?: number;
   maxItems?: number;
   uniqueItems?: boolean;
@@ -102,12 +103,18 @@ export function validFor(schema: JsonSchema, key: string, pools: Pools): fc.Arbi
       // the bounds themselves are fuzzed by `invalidFor`.
       return fc.integer({ min, max: Math.min(schema.maximum ?? 2 ** 31, min + 64) });
     }
-    case 'number':
+    case 'number': {
+      // Times (the only numbers clients send) are bounded to the years 0001-9999: stay inside.
+      const min = schema.minimum ?? -Number.MAX_VALUE;
+      const below = schema.exclusiveMaximum ?? schema.maximum ?? Number.MAX_VALUE;
+      const inside = (n: number) => n >= min && (schema.exclusiveMaximum === undefined ? n <= below : n < below);
+      const max = schema.exclusiveMaximum === undefined ? below : below - 2 ** -15;
       return fc.oneof(
         fc.integer({ min: 0, max: 2_000_000_000 }),
-        fc.double({ noNaN: true, noDefaultInfinity: true }),
-        fc.constantFrom(0, -0, 1e15, -1e15, 0.1, 2 ** 53 - 1),
+        fc.double({ min, max, noNaN: true, noDefaultInfinity: true }),
+        fc.constantFrom(...[0, -0, 0.1, -1.5, 253402300799, -62135596800, 1e15, -1e15, 2 ** 53 - 1].filter(inside)),
       );
+    }
     case 'string':
       return stringFor(schema, key, pools);
     case 'array': {
@@ -189,6 +196,7 @@ export function invalidFor(schema: JsonSchema, key: string, pools: Pools): fc.Ar
       const bounds: number[] = [];
       if (schema.minimum !== undefined) bounds.push(schema.minimum - 1, schema.minimum - 0.5);
       if (schema.maximum !== undefined) bounds.push(schema.maximum + 1);
+      if (schema.exclusiveMaximum !== undefined) bounds.push(schema.exclusiveMaximum, 1_700_000_000_000); // the limit; a time in milliseconds
       if (typeOf(schema) === 'integer') bounds.push(1.5, 2 ** 53 + 1);
       choices.push(fc.constantFrom(...bounds, ...HUGE_NUMBERS));
       break;

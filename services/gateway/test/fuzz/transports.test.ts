@@ -190,11 +190,14 @@ function restErrorProblems(response: WireResponse, request: WireRequest): string
   if (response.status !== ERROR_TABLE[code].status)
     problems.push(`status ${response.status} for ${code} (spec: ${ERROR_TABLE[code].status})`);
   if (code === 'internal') problems.push('answered internal');
-  if (code === 'unauthenticated' && response.headers['www-authenticate'] !== 'Bearer')
-    problems.push('401 without WWW-Authenticate: Bearer');
+  if (code === 'unauthenticated' && !BEARER_CHALLENGE.test(String(response.headers['www-authenticate'])))
+    problems.push(`401 without a Bearer challenge (RFC 6750 §3): ${response.headers['www-authenticate']}`);
   problems.push(...requestIdProblems(requestId, request));
   return problems;
 }
+
+/** `Bearer`, or `Bearer error="invalid_token", error_description="<reason>"` when a token was refused. */
+const BEARER_CHALLENGE = /^Bearer(?: error="invalid_token", error_description="[\x20\x21\x23-\x5b\x5d-\x7e]+")?$/;
 
 function requestIdProblems(requestId: string, request: WireRequest): string[] {
   if (requestId === '') return ['no X-Request-Id header'];
