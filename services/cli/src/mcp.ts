@@ -1,5 +1,5 @@
 import { createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
-import { composeDomain } from '@tms/composition';
+import { composeDomain, rateLimitStoreLog } from '@tms/composition';
 import { DomainError } from '@tms/domain';
 import { createLogger } from '@tms/telemetry';
 import type { CliEnv } from './env';
@@ -14,7 +14,10 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const { domain, ledger } = await composeDomain(env, { holder: 'svc mcp' });
+  const { domain, ledger, rateLimiter } = await composeDomain(env, {
+    holder: 'svc mcp',
+    rateLimitStore: rateLimitStoreLog(logger),
+  });
   try {
     try {
       await domain.authenticate(token);
@@ -33,6 +36,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
     logger.info({ ledger: ledger.driver, workspace: env.TMS_WORKSPACE ?? null }, 'mcp stdio server ready');
     await serveStdio(server);
   } finally {
+    await rateLimiter?.close?.();
     await ledger.close();
   }
 }

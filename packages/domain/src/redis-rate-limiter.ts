@@ -1,0 +1,206 @@
+import { Redis } from 'ioredis';
+import {
+  type RateLimit,
+  type RateLimiter,
+  type RateLimitPolicy,
+  rateLimited,
+  TOKEN_EPSILON,
+  type TokenBucketOptions,
+  TokenBucketRateLimiter,
+} from './rate-limiter';
+
+/**
+ * The token bucket of `TokenBucketRateLimiter`, kept in Redis: one hash per (operation,
+ * principal) holding its tokens (`t`) and when they were counted (`a`, ms of the Redis server's
+ * clock, so gateways with different clocks agree). One script call takes a token atomically; the
+ * hash expires once it would be full again. Refused calls spend nothing. It answers whether the
+ * call may run and the tokens left (as text: a Lua number reply would be truncated to an integer).
+ */
+const TAKE_TOKEN_SCRIPT = `
+local count = tonumber(ARGV[1])
+local window_ms = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local tokens = count
+local bucket = redis.call('HMGET', KEYS[1], 't', 'a')
+if bucket[1] and bucket[2] then
+  local elapsed = math.max(0, now - tonumber(bucket[2]))
+  tokens = math.min(count, tonumber(bucket[1]) + elapsed * count / window_ms)
+end
+local allowed = 0
+if tokens >= 1 - ${TOKEN_EPSILON} then
+  allowed = 1
+  tokens = math.max(0, tokens - 1)
+end
+redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'a', string.format('%.17g', now))
+redis.call('PEXPIRE', KEYS[1], window_ms)
+return {allowed, string.format('%.17g', tokens)}
+`;
+
+interface TokenCommands {
+  takeRateToken(key: string, count: number, windowMs: number): Promise<[number, string]>;
+}
+
+/** What RATE_LIMIT_REDIS_PREFIX is when unset. */
+export const DEFAULT_RATE_LIMIT_REDIS_PREFIX = 'tms:rate:';
+
+export interface RedisRateLimiterOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://` (TLS). */
+  url: string;
+  /** Put before every key, so that deployments (or tests) sharing one Redis keep apart. */
+  keyPrefix?: string;
+  /**
+   * A command unanswered this long is given up and the call counted in process (a Redis that
+   * hangs must not stall requests).
+   */
+  commandTimeoutMs?: number;
+  /** While Redis is unreachable it is asked (PING) this often whether it is back. */
+  probeIntervalMs?: number;
+  /** Told once each time Redis becomes unreachable: the limits are per process until it is back. */
+  onUnreachable?: (event: { url: string; reason: string }) => void;
+  /** Told once each time Redis answers again after `onUnreachable`. */
+  onRecovered?: (event: { url: string }) => void;
+  /** For the in-process buckets used while Redis is unreachable. */
+  fallback?: TokenBucketOptions;
+}
+
+/** The URL without its user and password, for logs. */
+export function redisUrlForLogs(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(unparseable Redis URL)';
+  }
+}
+
+/**
+ * One rate limit shared by every process using the same Redis (RATE_LIMIT_REDIS_URL): the same
+ * token buckets as `TokenBucketRateLimiter`, one script call (one round trip) per operation.
+ *
+ * When Redis cannot be reached, answers an error or takes longer than `commandTimeoutMs`, the
+ * call is counted by in-process buckets instead, and so are the following calls without trying
+ * Redis while a probe asks it every `probeIntervalMs` whether it is back: each process then
+ * applies the limits alone, as without Redis, and nobody gets a 5xx or waits on a Redis that
+ * hangs. `onUnreachable` and `onRecovered` are told once per change.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: Redis & TokenCommands;
+  private readonly fallback: TokenBucketRateLimiter;
+  private readonly keyPrefix: string;
+  private readonly probeIntervalMs: number;
+  /** The URL as logs show it (no credentials). */
+  readonly url: string;
+  private reachable = true;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    readonly policy: RateLimitPolicy,
+    private readonly options: RedisRateLimiterOptions,
+  ) {
+    this.fallback = new TokenBucketRateLimiter(policy, options.fallback);
+    this.keyPrefix = options.keyPrefix ?? DEFAULT_RATE_LIMIT_REDIS_PREFIX;
+    this.probeIntervalMs = options.probeIntervalMs ?? 1000;
+    this.url = redisUrlForLogs(options.url);
+    const commandTimeoutMs = options.commandTimeoutMs ?? 100;
+    this.redis = new Redis(options.url, {
+      lazyConnect: true,
+      // Fail at once while disconnected (the call is counted in process) rather than queue.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: commandTimeoutMs,
+      connectTimeout: Math.max(1000, commandTimeoutMs),
+      // Reconnect forever, at most a second apart: the limits are shared again once it is back.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // Calls made in the same turn of the event loop go out in one write.
+      enableAutoPipelining: true,
+    }) as Redis & TokenCommands;
+    this.redis.defineCommand('takeRateToken', { numberOfKeys: 1, lua: TAKE_TOKEN_SCRIPT });
+    // Connection errors come as events (and each reconnection attempt makes one): without a
+    // listener ioredis prints them.
+    this.redis.on('error', (error: Error) => this.unreachable(error));
+    this.redis.on('close', () => {
+      if (!this.closed) this.unreachable(new Error('connection closed'));
+    });
+  }
+
+  /**
+   * Connect, waiting at most `timeoutMs`. Never fails: an unreachable Redis is reported and the
+   * limits are counted in process until it answers.
+   */
+  async connect(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.redis.connect(), timeout]);
+    } catch (error) {
+      this.unreachable(error as Error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Whether the shared buckets are in use (false: counted in process until Redis is back). */
+  get shared(): boolean {
+    return this.reachable;
+  }
+
+  take(principal: string, operation: string): void | Promise<void> {
+    const limit = this.fallback.limitFor(operation);
+    if (!limit) return;
+    if (!this.reachable) return this.fallback.take(principal, operation);
+    return this.takeShared(principal, operation, limit);
+  }
+
+  private async takeShared(principal: string, operation: string, limit: RateLimit): Promise<void> {
+    let answer: [number, string];
+    try {
+      answer = await this.redis.takeRateToken(
+        `${this.keyPrefix}${operation}:${principal}`,
+        limit.count,
+        limit.windowSeconds * 1000,
+      );
+    } catch (error) {
+      this.unreachable(error as Error);
+      return this.fallback.take(principal, operation);
+    }
+    const [allowed, tokens] = answer;
+    if (allowed !== 1) throw rateLimited(operation, limit, Number(tokens));
+  }
+
+  private unreachable(error: Error): void {
+    if (this.closed || !this.reachable) return;
+    this.reachable = false;
+    this.options.onUnreachable?.({ url: this.url, reason: error.message });
+    this.scheduleProbe();
+  }
+
+  private scheduleProbe(): void {
+    if (this.closed || this.probeTimer) return;
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      this.redis.ping().then(
+        () => {
+          if (this.closed) return;
+          this.reachable = true;
+          this.options.onRecovered?.({ url: this.url });
+        },
+        () => this.scheduleProbe(),
+      );
+    }, this.probeIntervalMs);
+    // Waiting for Redis never keeps a process alive.
+    this.probeTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
