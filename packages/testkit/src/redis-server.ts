@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { freePort } from './ports';
 
 // Redis for the rate-limit tests: the shared server on 6379 (`.ci/run` starts it), on which each
@@ -16,6 +17,17 @@ export const SHARED_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1
 /** A key prefix no other test (or run) uses: `tms-test:<name>:<random>:`. */
 export function redisKeyPrefix(name: string): string {
   return `tms-test:${name}:${crypto.randomBytes(6).toString('hex')}:`;
+}
+
+/** The keys under `prefix` in the Redis at `url`. */
+export async function redisKeys(url: string, prefix: string): Promise<string[]> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await client.connect();
+    return (await client.keys(`${prefix}*`)).sort();
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Whether something answering like Redis listens on `port` (+PONG, or -NOAUTH with a password). */
