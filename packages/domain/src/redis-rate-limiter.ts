@@ -91,6 +91,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly fallback: TokenBucketRateLimiter;
   private readonly keyPrefix: string;
   private readonly probeIntervalMs: number;
+  private readonly commandTimeoutMs: number;
   /** The URL as logs show it (no credentials). */
   readonly url: string;
   private reachable = true;
@@ -105,14 +106,13 @@ export class RedisRateLimiter implements RateLimiter {
     this.keyPrefix = options.keyPrefix ?? DEFAULT_RATE_LIMIT_REDIS_PREFIX;
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
     this.url = redisUrlForLogs(options.url);
-    const commandTimeoutMs = options.commandTimeoutMs ?? 100;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 100;
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       // Fail at once while disconnected (the call is counted in process) rather than queue.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: commandTimeoutMs,
-      connectTimeout: Math.max(1000, commandTimeoutMs),
+      connectTimeout: Math.max(1000, this.commandTimeoutMs),
       // Reconnect forever, at most a second apart: the limits are shared again once it is back.
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       // Calls made in the same turn of the event loop go out in one write.
@@ -160,10 +160,8 @@ export class RedisRateLimiter implements RateLimiter {
   private async takeShared(principal: string, operation: string, limit: RateLimit): Promise<void> {
     let answer: [number, string];
     try {
-      answer = await this.redis.takeRateToken(
-        `${this.keyPrefix}${operation}:${principal}`,
-        limit.count,
-        limit.windowSeconds * 1000,
+      answer = await this.answered(
+        this.redis.takeRateToken(`${this.keyPrefix}${operation}:${principal}`, limit.count, limit.windowSeconds * 1000),
       );
     } catch (error) {
       this.unreachable(error as Error);
@@ -171,6 +169,41 @@ export class RedisRateLimiter implements RateLimiter {
     }
     const [allowed, tokens] = answer;
     if (allowed !== 1) throw rateLimited(operation, limit, Number(tokens));
+  }
+
+  /**
+   * The command's answer, or a rejection when it has none after `commandTimeoutMs`. The time is
+   * Redis's, not this process's: when the timer fires, the check waits for the end of the event
+   * loop's I/O phase (setImmediate), so an answer that came in while this process was busy (a
+   * loaded event loop runs late timers before it reads sockets) still counts.
+   */
+  private answered<T>(command: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (settled) return;
+            settled = true;
+            reject(new Error(`timed out: no answer within ${this.commandTimeoutMs} ms`));
+          }),
+        this.commandTimeoutMs,
+      );
+      command.then(
+        (value) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   private unreachable(error: Error): void {
@@ -184,7 +217,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.closed || this.probeTimer) return;
     this.probeTimer = setTimeout(() => {
       this.probeTimer = null;
-      this.redis.ping().then(
+      this.answered(this.redis.ping()).then(
         () => {
           if (this.closed) return;
           this.reachable = true;
