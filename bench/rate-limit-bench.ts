@@ -145,7 +145,10 @@ async function main() {
         logDir,
       ),
     ]);
-    cleanups.push(() => local.stop(), () => shared.stop());
+    cleanups.push(
+      () => local.stop(),
+      () => shared.stop(),
+    );
 
     log(`seeding ${READ_SET} memories...`);
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

@@ -307,7 +307,9 @@ describe('docker-compose.yml', () => {
     const url = compose.services.gateway?.environment?.RATE_LIMIT_REDIS_URL;
     expect(url).toBe('redis://redis:6379');
     expect(compose.services.redis?.image).toMatch(/^redis:\d+/);
-    expect(parseGatewayEnv(processEnvironment(compose.services.gateway as ComposeService)).RATE_LIMIT_REDIS_URL).toBe(url);
+    expect(parseGatewayEnv(processEnvironment(compose.services.gateway as ComposeService)).RATE_LIMIT_REDIS_URL).toBe(
+      url,
+    );
   });
 
   it('keeps the operator CLI out of `docker compose up`', () => {
