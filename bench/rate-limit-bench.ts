@@ -47,6 +47,7 @@ async function freePort(): Promise<number> {
 interface Gateway {
   label: string;
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -74,6 +75,7 @@ async function startGateway(label: string, bundle: string, env: Record<string, s
   return {
     label,
     url,
+    pid: child.pid as number,
     async stop() {
       child.kill('SIGTERM');
       await exited;
@@ -89,6 +91,26 @@ async function redisCommandCalls(): Promise<Map<string, number>> {
   return calls;
 }
 
+/**
+ * CPU seconds (user + system) a process has used so far (/proc/<pid>/stat, clock ticks of 10 ms).
+ * Per request it is steadier than throughput on a machine shared with other work.
+ */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Redis's own time per call of each command (INFO commandstats usec_per_call), in µs. */
+async function redisUsecPerCall(): Promise<Map<string, number>> {
+  const { stdout } = await run('redis-cli', ['-u', REDIS_URL, '--no-auth-warning', 'info', 'commandstats']);
+  const usec = new Map<string, number>();
+  for (const match of stdout.matchAll(/^cmdstat_(\w+):calls=\d+,usec=\d+,usec_per_call=([\d.]+)/gm)) {
+    usec.set(match[1] as string, Number(match[2]));
+  }
+  return usec;
+}
+
 /** memories.get answered by a gateway so far (its /metrics), in-flight requests of a round included. */
 async function readsServed(gateway: Gateway): Promise<number> {
   const text = await (await fetch(`${gateway.url}/metrics`)).text();
@@ -101,6 +123,8 @@ async function readsServed(gateway: Gateway): Promise<number> {
 
 interface Round {
   rps: number;
+  /** The gateway's CPU per request answered, in ms. */
+  cpuMs: number;
   p50: number;
   p99: number;
   failures: number;
@@ -177,6 +201,8 @@ async function main() {
 
     const load = async (gateway: Gateway, seconds: number): Promise<Round> => {
       let next = 0;
+      const servedBefore = await readsServed(gateway);
+      const cpuBefore = cpuSeconds(gateway.pid);
       const result = await autocannon({
         url: gateway.url,
         connections: CONNECTIONS,
@@ -191,8 +217,12 @@ async function main() {
           },
         ],
       });
+      // Requests still in flight when the time is up are answered just after.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const cpuMs = ((cpuSeconds(gateway.pid) - cpuBefore) * 1000) / ((await readsServed(gateway)) - servedBefore);
       return {
         rps: result.requests.total / result.duration,
+        cpuMs,
         p50: result.latency.p50,
         p99: result.latency.p99,
         failures: result.non2xx + result.errors + result.timeouts,
@@ -214,13 +244,12 @@ async function main() {
         const r = await load(gateway, SECONDS);
         rounds.get(gateway.label)?.push(r);
         log(
-          `  ${gateway.label.padEnd(10)} round ${round}: ${r.rps.toFixed(0)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failed` : ''}`,
+          `  ${gateway.label.padEnd(10)} round ${round}: ${r.rps.toFixed(0)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${r.cpuMs.toFixed(3)} ms/request${r.failures ? `, ${r.failures} failed` : ''}`,
         );
       }
     }
-    // Requests still in flight when a round's time is up are answered after it.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
     const after = await redisCommandCalls();
+    const usec = await redisUsecPerCall();
     const sharedRequests = (await readsServed(shared)) - servedBefore;
     const delta = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
     const scriptCalls = delta('evalsha') + delta('eval');
@@ -235,6 +264,7 @@ async function main() {
       const mean = (f: (r: Round) => number) => list.reduce((sum, r) => sum + f(r), 0) / list.length;
       return {
         rps: mean((r) => r.rps),
+        cpuMs: mean((r) => r.cpuMs),
         p50: mean((r) => r.p50),
         p99: mean((r) => r.p99),
         failures: list.reduce((s, r) => s + r.failures, 0),
@@ -247,12 +277,13 @@ async function main() {
       `memories.get, ${ROUNDS} rounds each of ${SECONDS} s, ${CONNECTIONS} connections, alternating; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), node ${process.version}`,
       `RATE_LIMITS=${RATE_LIMITS}; Redis ${REDIS_URL}`,
       '',
-      '| limits counted | rps | p50 ms | p99 ms | failed |',
-      '| --- | ---: | ---: | ---: | ---: |',
-      `| in process | ${a.rps.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.failures} |`,
-      `| in Redis | ${b.rps.toFixed(0)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${b.failures} |`,
+      '| limits counted | rps | p50 ms | p99 ms | gateway CPU ms/request | failed |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+      `| in process | ${a.rps.toFixed(0)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.cpuMs.toFixed(3)} | ${a.failures} |`,
+      `| in Redis | ${b.rps.toFixed(0)} | ${b.p50.toFixed(1)} | ${b.p99.toFixed(1)} | ${b.cpuMs.toFixed(3)} | ${b.failures} |`,
       '',
-      `Redis / in process: ${((b.rps / a.rps) * 100).toFixed(1)} % of the throughput (${(((b.rps - a.rps) / a.rps) * 100).toFixed(1)} %)`,
+      `Redis / in process: throughput ${(((b.rps - a.rps) / a.rps) * 100).toFixed(1)} %, gateway CPU per request ${(((b.cpuMs - a.cpuMs) / a.cpuMs) * 100).toFixed(1)} %`,
+      `Redis's own time per script call: ${(usec.get('evalsha') ?? 0).toFixed(2)} µs (INFO commandstats)`,
       `Redis script calls per request: ${(scriptCalls / Math.max(1, sharedRequests)).toFixed(3)} (${scriptCalls} for ${sharedRequests} requests); fallbacks to in-process counting: ${fallbacks}`,
       '',
     ];
