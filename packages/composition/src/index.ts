@@ -111,6 +111,8 @@ export const domainEnvShape = {
     .string()
     .refine(isRedisUrl, 'must be a redis:// or rediss:// URL (redis://[user:password@]host:port[/db])')
     .optional(),
+  // A Redis command unanswered this long is given up: that call is counted in process.
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(100),
   // Put before every rate-limit key: deployments sharing one Redis keep apart with different prefixes.
   RATE_LIMIT_REDIS_PREFIX: z
     .string()
@@ -150,6 +152,8 @@ export type DomainConfig = MeiliKeyConfig & {
   RATE_LIMIT_REDIS_URL?: string | undefined;
   /** Put before the rate-limit keys in that Redis; absent means `tms:rate:`. */
   RATE_LIMIT_REDIS_PREFIX?: string | undefined;
+  /** How long a Redis command may take before the call is counted in process; absent means 100. */
+  RATE_LIMIT_REDIS_TIMEOUT_MS?: number | undefined;
   /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
   DATABASE_POOL_SIZE?: number | undefined;
   /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
@@ -244,6 +248,7 @@ export async function rateLimiterOf(config: DomainConfig, events?: RateLimitStor
   const shared = new RedisRateLimiter(policy, {
     url: config.RATE_LIMIT_REDIS_URL,
     keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+    commandTimeoutMs: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
     onUnreachable: events?.unreachable,
     onRecovered: events?.recovered,
   });

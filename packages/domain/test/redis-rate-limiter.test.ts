@@ -52,6 +52,9 @@ async function limiterOn(
 ): Promise<RedisRateLimiter> {
   const limiter = new RedisRateLimiter(policy(text), {
     url: SHARED_REDIS_URL,
+    // Generous: a loaded test machine may leave a reply unread for a while, and only the test
+    // that freezes Redis means to go past it.
+    commandTimeoutMs: 2000,
     ...options,
     onUnreachable: (event) => events.unreachable.push(event),
     onRecovered: (event) => events.recovered.push(event),
@@ -177,7 +180,11 @@ describe('a private Redis that hangs, stops and comes back', () => {
     const events: Events = { unreachable: [], recovered: [] };
     const keyPrefix = redisKeyPrefix('hang');
     // A day's window: what refills during the test is far below one token.
-    const limiter = await limiterOn('*=1000/86400', { url: server.url(), keyPrefix, probeIntervalMs: 100 }, events);
+    const limiter = await limiterOn(
+      '*=1000/86400',
+      { url: server.url(), keyPrefix, probeIntervalMs: 100, commandTimeoutMs: 300 },
+      events,
+    );
     await spend(limiter, 'erin', 'memories.get', 5);
     expect(limiter.shared).toBe(true);
 

@@ -33,6 +33,8 @@ describe('rate limits shared in Redis by two gateway processes', () => {
       RATE_LIMITS,
       RATE_LIMIT_REDIS_URL: SHARED_REDIS_URL,
       RATE_LIMIT_REDIS_PREFIX: redisKeyPrefix('gateways'),
+      // A loaded test machine must not make either process fall back to counting alone.
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '2000',
     };
     gateways.push(...(await Promise.all([startGatewayProcess('A', env), startGatewayProcess('B', env)])));
   }, 180_000);

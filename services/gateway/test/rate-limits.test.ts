@@ -228,6 +228,9 @@ describe('configuration', () => {
   it('counts in process unless RATE_LIMIT_REDIS_URL names a Redis, and refuses another URL at boot', () => {
     expect(parseEnv({}).RATE_LIMIT_REDIS_URL).toBeUndefined();
     expect(parseEnv({}).RATE_LIMIT_REDIS_PREFIX).toBe('tms:rate:');
+    expect(parseEnv({}).RATE_LIMIT_REDIS_TIMEOUT_MS).toBe(100);
+    expect(parseEnv({ RATE_LIMIT_REDIS_TIMEOUT_MS: '250' }).RATE_LIMIT_REDIS_TIMEOUT_MS).toBe(250);
+    expect(boot({ RATE_LIMIT_REDIS_TIMEOUT_MS: '5' })).toThrow(/RATE_LIMIT_REDIS_TIMEOUT_MS:/);
     const shared = parseEnv({
       RATE_LIMIT_REDIS_URL: 'rediss://u:p@cache.example.com:6380/2',
       RATE_LIMIT_REDIS_PREFIX: 'a:',
