@@ -115,8 +115,9 @@ export class RedisRateLimiter implements RateLimiter {
       connectTimeout: Math.max(1000, this.commandTimeoutMs),
       // Reconnect forever, at most a second apart: the limits are shared again once it is back.
       retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
-      // Calls made in the same turn of the event loop go out in one write.
-      enableAutoPipelining: true,
+      // No auto-pipelining: each request reaches the limiter in a turn of its own, so it batched
+      // nothing and cost CPU (about 1.5x per call measured with one or a few calls in flight).
+      enableAutoPipelining: false,
     }) as Redis & TokenCommands;
     this.redis.defineCommand('takeRateToken', { numberOfKeys: 1, lua: TAKE_TOKEN_SCRIPT });
     // Connection errors come as events (and each reconnection attempt makes one): without a
