@@ -263,6 +263,7 @@ describe('docker-compose.yml', () => {
       'search-keys': { condition: 'service_completed_successfully' },
       postgres: { condition: 'service_healthy' },
       meilisearch: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
     });
     expect(compose.services['search-keys']?.depends_on).toEqual({ meilisearch: { condition: 'service_healthy' } });
     expect(compose.services.indexer?.depends_on?.migrate?.condition).toBe('service_completed_successfully');
@@ -316,6 +317,15 @@ describe('docker-compose.yml', () => {
     expect(compose.services.gateway?.environment?.INDEXER).toBe('external');
     const indexer = compose.services.indexer?.environment ?? {};
     expect(indexer.HEALTHCHECK_URL).toBe(`http://127.0.0.1:${indexer.INDEXER_METRICS_PORT}/healthz`);
+  });
+
+  it('counts the gateway’s rate limits in the redis service, so replicas share one budget', () => {
+    const url = compose.services.gateway?.environment?.RATE_LIMIT_REDIS_URL;
+    expect(url).toBe('redis://redis:6379');
+    expect(compose.services.redis?.image).toMatch(/^redis:\d+/);
+    expect(parseGatewayEnv(processEnvironment(compose.services.gateway as ComposeService)).RATE_LIMIT_REDIS_URL).toBe(
+      url,
+    );
   });
 
   it('keeps the operator CLI out of `docker compose up`', () => {

@@ -2,11 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
 import {
+  DEFAULT_RATE_LIMIT_REDIS_PREFIX,
   DEFAULT_RATE_LIMITS,
   Domain,
   type DomainObserver,
   parseRateLimits,
+  type RateLimiter,
   type RateLimitPolicy,
+  RedisRateLimiter,
   rateLimiterFor,
 } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
@@ -107,7 +110,28 @@ export const domainEnvShape = {
       for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
       return z.NEVER;
     }),
+  // Where the rate limits are counted for every process that uses the same Redis; unset: in each process.
+  RATE_LIMIT_REDIS_URL: z
+    .string()
+    .refine(isRedisUrl, 'must be a redis:// or rediss:// URL (redis://[user:password@]host:port[/db])')
+    .optional(),
+  // A Redis command unanswered this long is given up: that call is counted in process.
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(10_000).default(100),
+  // Put before every rate-limit key: deployments sharing one Redis keep apart with different prefixes.
+  RATE_LIMIT_REDIS_PREFIX: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,100}$/, 'must be 1 to 100 printable characters without spaces')
+    .default(DEFAULT_RATE_LIMIT_REDIS_PREFIX),
 };
+
+function isRedisUrl(text: string): boolean {
+  if (!/^rediss?:\/\//.test(text)) return false;
+  try {
+    return new URL(text).hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 export type DomainConfig = MeiliKeyConfig & {
   DATABASE_URL?: string | undefined;
@@ -128,6 +152,12 @@ export type DomainConfig = MeiliKeyConfig & {
   WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
   /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
   RATE_LIMITS?: RateLimitPolicy | null | undefined;
+  /** The Redis every process counts the rate limits in; absent: each process counts alone. */
+  RATE_LIMIT_REDIS_URL?: string | undefined;
+  /** Put before the rate-limit keys in that Redis; absent means `tms:rate:`. */
+  RATE_LIMIT_REDIS_PREFIX?: string | undefined;
+  /** How long a Redis command may take before the call is counted in process; absent means 100. */
+  RATE_LIMIT_REDIS_TIMEOUT_MS?: number | undefined;
   /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
   DATABASE_POOL_SIZE?: number | undefined;
   /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
@@ -182,6 +212,52 @@ export interface ComposeOptions {
   holder?: string;
   /** Told the domain's outcomes (the gateway's recall counter). */
   observer?: DomainObserver;
+  /** Told when the rate limits' Redis becomes unreachable (counted per process) and when it is back. */
+  rateLimitStore?: RateLimitStoreEvents;
+}
+
+export interface RateLimitStoreEvents {
+  unreachable(event: { url: string; reason: string }): void;
+  recovered(event: { url: string }): void;
+}
+
+/** The two pino-style calls `rateLimitStoreLog` makes. */
+export interface StoreLogger {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+/** One warning when the rate limits' Redis becomes unreachable, one line when it answers again. */
+export function rateLimitStoreLog(logger: StoreLogger): RateLimitStoreEvents {
+  return {
+    unreachable: ({ url, reason }) =>
+      logger.warn(
+        { rate_limit_store: url, reason },
+        `rate limits: Redis at ${url} is unreachable; each process counts the limits alone until it answers`,
+      ),
+    recovered: ({ url }) =>
+      logger.info({ rate_limit_store: url }, `rate limits: Redis at ${url} answers again; the limits are shared again`),
+  };
+}
+
+/**
+ * The limiter RATE_LIMITS and RATE_LIMIT_REDIS_URL ask for: none when the limits are off, shared
+ * in Redis when a URL is given (connected before it returns, or reported unreachable), else in
+ * process.
+ */
+export async function rateLimiterOf(config: DomainConfig, events?: RateLimitStoreEvents): Promise<RateLimiter | null> {
+  const policy = config.RATE_LIMITS ?? null;
+  const local = rateLimiterFor(policy);
+  if (!local || !policy || !config.RATE_LIMIT_REDIS_URL) return local;
+  const shared = new RedisRateLimiter(policy, {
+    url: config.RATE_LIMIT_REDIS_URL,
+    keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+    commandTimeoutMs: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    onUnreachable: events?.unreachable,
+    onRecovered: events?.recovered,
+  });
+  await shared.connect();
+  return shared;
 }
 
 export interface ComposedDomain {
@@ -193,6 +269,8 @@ export interface ComposedDomain {
   embedded: boolean;
   /** The search provider recall asks (the indexer feeds it). */
   search: SearchProvider;
+  /** The domain's rate limiter (null: none); its `close` ends its Redis connection. */
+  rateLimiter: RateLimiter | null;
 }
 
 /**
@@ -246,12 +324,13 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     // The embedded index lives beside the ledger and must exist before recall asks it; an
     // external provider may be down at start, which recall reports as `degraded`.
     if (search.name === 'postgres') await search.prepare();
+    const rateLimiter = await rateLimiterOf(config, options.rateLimitStore);
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
-      rateLimiter: rateLimiterFor(config.RATE_LIMITS ?? null),
+      rateLimiter,
       allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',
       observer: options.observer,
     });
-    return { domain, ledger, devIssuer, embedded, search };
+    return { domain, ledger, devIssuer, embedded, search, rateLimiter };
   } catch (error) {
     await ledger.close().catch(() => {});
     throw error;

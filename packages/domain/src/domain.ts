@@ -256,7 +256,9 @@ export class Domain {
     deadline?.check();
     // Counted per operation executed, so a GraphQL document or an MCP call with several
     // operations spends one token for each.
-    this.rateLimiter?.take(meta.caller.principal, operation.name);
+    // A shared store answers with a promise; the in-process buckets at once (no extra turn).
+    const limited = this.rateLimiter?.take(meta.caller.principal, operation.name);
+    if (limited) await limited;
     const key = operation.idempotent ? checkIdempotencyKey(meta.idempotencyKey) : null;
     const input = validate(operation, raw);
     if (operation.scope && meta.caller.scopes !== null && !meta.caller.scopes.includes(operation.scope)) {

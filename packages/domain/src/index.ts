@@ -35,6 +35,12 @@ export {
   TokenBucketRateLimiter,
 } from './rate-limiter';
 export {
+  DEFAULT_RATE_LIMIT_REDIS_PREFIX,
+  RedisRateLimiter,
+  type RedisRateLimiterOptions,
+  redisUrlForLogs,
+} from './redis-rate-limiter';
+export {
   decodeJsonBody,
   decodeJsonBytes,
   decodeUtf8,

@@ -4,11 +4,15 @@ import { DomainError } from './errors';
 /**
  * Counts the operations a principal executes. `Domain.execute` calls `take` once per catalog
  * operation, before anything else, so a GraphQL document or an MCP call spends one token for
- * each operation it runs. `take` throws DomainError('rate_limited', ..., retryAfterSeconds)
- * when the bucket is empty.
+ * each operation it runs. `take` throws (or its promise rejects with)
+ * DomainError('rate_limited', ..., retryAfterSeconds) when the bucket is empty. The in-process
+ * buckets answer at once (no promise, so no extra turn of the event loop); a shared store
+ * answers with a promise.
  */
 export interface RateLimiter {
-  take(principal: string, operation: string): void;
+  take(principal: string, operation: string): void | Promise<void>;
+  /** Releases what the limiter holds open (a connection to its store). */
+  close?(): Promise<void>;
 }
 
 /** `count` operations per `windowSeconds`, refilled continuously. */
@@ -33,7 +37,26 @@ const DEFAULT_LIMIT: RateLimit = { count: 1200, windowSeconds: 60 };
 const MAX_COUNT = 1_000_000;
 const MAX_WINDOW_SECONDS = 86_400;
 const MAX_RETRY_AFTER_SECONDS = 3600;
-const EPSILON = 1e-9;
+/** Absorbs floating-point error in the refill sum (the shared store's script uses the same). */
+export const TOKEN_EPSILON = 1e-9;
+
+/** Whether a bucket holding `tokens` (refilled up to now) has one to spend. */
+export function hasToken(tokens: number): boolean {
+  return tokens >= 1 - TOKEN_EPSILON;
+}
+
+/**
+ * The `rate_limited` error of a bucket holding `tokens` (< 1): it asks to wait the whole seconds
+ * until one token is back (1..3600).
+ */
+export function rateLimited(operation: string, limit: RateLimit, tokens: number): DomainError {
+  const seconds = Math.ceil(((1 - tokens) * limit.windowSeconds) / limit.count - TOKEN_EPSILON);
+  return new DomainError(
+    'rate_limited',
+    `${operation}: ${limit.count} per ${limit.windowSeconds}s`,
+    Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds)),
+  );
+}
 
 export type ParsedRateLimits = { ok: true; policy: RateLimitPolicy | null } | { ok: false; problems: string[] };
 
@@ -151,17 +174,9 @@ export class TokenBucketRateLimiter implements RateLimiter {
       const oldest = this.buckets.keys().next();
       if (!oldest.done) this.buckets.delete(oldest.value);
     }
-    // The epsilon absorbs floating-point error in the refill sum.
-    const allowed = tokens >= 1 - EPSILON;
+    const allowed = hasToken(tokens);
     this.buckets.set(key, { tokens: allowed ? Math.max(0, tokens - 1) : tokens, at: now });
-    if (!allowed) {
-      const seconds = Math.ceil(((1 - tokens) * limit.windowSeconds) / limit.count - EPSILON);
-      throw new DomainError(
-        'rate_limited',
-        `${operation}: ${limit.count} per ${limit.windowSeconds}s`,
-        Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds)),
-      );
-    }
+    if (!allowed) throw rateLimited(operation, limit, tokens);
   }
 
   /** Drop buckets untouched for the longest window: they are full again. Oldest come first. */

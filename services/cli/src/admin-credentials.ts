@@ -25,8 +25,12 @@ export async function asOperator<Name extends OperationName>(
 ): Promise<AnswerOf<Name>> {
   const operation = OPERATIONS_BY_NAME.get(name);
   if (!operation) throw new Error(`operation ${name} missing from the catalog`);
-  // Issuance and revocation never search: compose without a provider (no index is prepared).
-  const { domain, ledger } = await composeDomain({ ...env, SEARCH_PROVIDER: 'none' }, { holder: 'svc admin' });
+  // Issuance and revocation never search: compose without a provider (no index is prepared). One
+  // operation per process: its rate limit is counted in process, without a Redis connection.
+  const { domain, ledger } = await composeDomain(
+    { ...env, SEARCH_PROVIDER: 'none', RATE_LIMIT_REDIS_URL: undefined },
+    { holder: 'svc admin' },
+  );
   try {
     const result = await domain.executeAsOperator(
       operation,

@@ -1,5 +1,5 @@
 import { createAgentServer, freshRequestId, serveStdio } from '@tms/agent-tools';
-import { composeDomain } from '@tms/composition';
+import { composeDomain, rateLimitStoreLog } from '@tms/composition';
 import { authFailureReason, DomainError } from '@tms/domain';
 import { Indexer } from '@tms/search';
 import { createLogger } from '@tms/telemetry';
@@ -23,7 +23,10 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const { domain, ledger, search } = await composeDomain(env, { holder: 'svc mcp' });
+  const { domain, ledger, search, rateLimiter } = await composeDomain(env, {
+    holder: 'svc mcp',
+    rateLimitStore: rateLimitStoreLog(logger),
+  });
   const indexer =
     runsIndexer(env) && search.name !== 'none'
       ? new Indexer(ledger, search, {
@@ -61,6 +64,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   } finally {
     indexer?.stop();
     await indexerDone;
+    await rateLimiter?.close?.();
     await ledger.close();
   }
 }

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { DevIssuer } from '@tms/auth';
-import { composeDomain, untilMigrated } from '@tms/composition';
+import { composeDomain, rateLimitStoreLog, untilMigrated } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
 import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
 import { createLogger, startTracing } from '@tms/telemetry';
@@ -108,9 +108,10 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
   const metrics = new GatewayMetrics();
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
-  const { domain, ledger, devIssuer, search } = await composeDomain(env, {
+  const { domain, ledger, devIssuer, search, rateLimiter } = await composeDomain(env, {
     onQuery: options.onQuery,
     holder: 'gateway',
+    rateLimitStore: rateLimitStoreLog(logger),
     observer: {
       ...metrics.observer,
       // A batch is bounded by its writes' deadlines: one still running is stuck, and says where.
@@ -201,6 +202,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       indexer?.stop();
       deliveries?.stop();
       await Promise.all([indexerDone, deliveriesDone]);
+      await rateLimiter?.close?.();
       await ledger.close();
       // The spans of the last requests are sent before the process goes.
       await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));

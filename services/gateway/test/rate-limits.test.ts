@@ -224,4 +224,28 @@ describe('configuration', () => {
     expect(message).toMatch(/RATE_LIMITS: "foo" is not/);
     expect(message).toMatch(/RATE_LIMITS: "bar" is not an operation name/);
   });
+
+  it('counts in process unless RATE_LIMIT_REDIS_URL names a Redis, and refuses another URL at boot', () => {
+    expect(parseEnv({}).RATE_LIMIT_REDIS_URL).toBeUndefined();
+    expect(parseEnv({}).RATE_LIMIT_REDIS_PREFIX).toBe('tms:rate:');
+    expect(parseEnv({}).RATE_LIMIT_REDIS_TIMEOUT_MS).toBe(100);
+    expect(parseEnv({ RATE_LIMIT_REDIS_TIMEOUT_MS: '250' }).RATE_LIMIT_REDIS_TIMEOUT_MS).toBe(250);
+    expect(boot({ RATE_LIMIT_REDIS_TIMEOUT_MS: '5' })).toThrow(/RATE_LIMIT_REDIS_TIMEOUT_MS:/);
+    const shared = parseEnv({
+      RATE_LIMIT_REDIS_URL: 'rediss://u:p@cache.example.com:6380/2',
+      RATE_LIMIT_REDIS_PREFIX: 'a:',
+    });
+    expect(shared.RATE_LIMIT_REDIS_URL).toBe('rediss://u:p@cache.example.com:6380/2');
+    expect(shared.RATE_LIMIT_REDIS_PREFIX).toBe('a:');
+    for (const url of ['http://cache:6379', 'cache:6379', 'redis://']) {
+      expect(boot({ RATE_LIMIT_REDIS_URL: url })).toThrow(
+        /RATE_LIMIT_REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/,
+      );
+    }
+    // The problem is named without repeating the value, which may hold a password.
+    expect(boot({ RATE_LIMIT_REDIS_URL: 'redis//:secret-pw@cache' })).toThrow(
+      /^invalid configuration:\n {2}RATE_LIMIT_REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL \(redis:\/\/\[user:password@\]host:port\[\/db\]\)$/,
+    );
+    expect(boot({ RATE_LIMIT_REDIS_PREFIX: 'has space' })).toThrow(/RATE_LIMIT_REDIS_PREFIX: must be 1 to 100/);
+  });
 });
