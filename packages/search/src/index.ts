@@ -1,4 +1,14 @@
 export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
+export {
+  DEFAULT_FUSION,
+  FUSION_WEIGHTS,
+  type FusedCandidate,
+  type FusionMethod,
+  fuseRankings,
+  type RankedCandidate,
+  type Rankings,
+  RRF_K,
+} from './fusion';
 export { Indexer, type IndexerOptions } from './indexer';
 export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
