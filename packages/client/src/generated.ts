@@ -618,8 +618,8 @@ export type NamespacesUpdateOutput = {
 export type RecallInput = {
   /** finite UTC Unix seconds, fractions allowed */
   as_of?: number;
-  budget: {
-    max_context_chars: number;
+  budget?: {
+    max_context_chars?: number;
     max_items?: number;
   };
   include_descendants?: boolean;
@@ -627,6 +627,7 @@ export type RecallInput = {
   /** finite UTC Unix seconds, fractions allowed */
   known_at?: number;
   min_sequence?: number;
+  mode?: "hybrid" | "lexical" | "semantic";
   namespace_ids: Array<string>;
   on_pending?: "report" | "error";
   query: string;
@@ -639,10 +640,19 @@ export type RecallOutput = {
   indexed_sequence: number;
   items: Array<{
     memory: Memory;
+    ranks: {
+      lexical: number | null;
+      semantic: number | null;
+    };
     revision: Revision;
     score: number;
     stale: boolean;
   }>;
+  retrieval: {
+    lexical: "ok" | "off" | "unavailable";
+    mode: "hybrid" | "lexical" | "semantic";
+    semantic: "ok" | "off" | "unavailable";
+  };
   status: "complete" | "partial" | "degraded" | "pending";
 };
 
