@@ -1,3 +1,10 @@
+export {
+  BUILTIN_DIMENSIONS,
+  BUILTIN_MODEL,
+  BUILTIN_WORKER_FILE,
+  BuiltinEmbedder,
+  type BuiltinEmbedderOptions,
+} from './embedders/builtin-embedder';
 export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
 export { Indexer, type IndexerOptions } from './indexer';
 export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
