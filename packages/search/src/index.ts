@@ -1,3 +1,10 @@
+export {
+  BUILTIN_DIMENSIONS,
+  BUILTIN_MODEL,
+  BUILTIN_WORKER_FILE,
+  BuiltinEmbedder,
+  type BuiltinEmbedderOptions,
+} from './embedders/builtin-embedder';
 export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
 export {
   DEFAULT_FUSION,
