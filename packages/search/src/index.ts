@@ -6,6 +6,8 @@ export {
   type BuiltinEmbedderOptions,
 } from './embedders/builtin-embedder';
 export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
+export { NoEmbedder } from './embedders/none-embedder';
+export { EmbedderProbeError, OpenAiEmbedder, type OpenAiEmbedderOptions } from './embedders/openai-embedder';
 export {
   DEFAULT_FUSION,
   FUSION_WEIGHTS,

@@ -1,6 +1,7 @@
-import { fork } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_WORKER_FILE, BuiltinEmbedder } from '../src/embedders/builtin-embedder';
 import { EmbedderUnavailableError } from '../src/embedders/embedder';
@@ -124,6 +125,20 @@ describe('the builtin embedder', () => {
 });
 
 describe('the builtin embedder child', () => {
+  it('lets a process whose embedder was never closed end, and ends with it', async () => {
+    const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+    const script = path.join(import.meta.dirname, 'fixtures/unclosed-embedder.ts');
+    // Without the timeout a process held open by its idle child would hang here; with it, it fails.
+    const { stdout } = await promisify(execFile)(tsx, [script], { timeout: 60_000 });
+    const { dimensions, childPid } = JSON.parse(stdout.trim()) as { dimensions: number; childPid: number };
+    expect(dimensions).toBe(512);
+    // The child sees its parent go (the IPC channel closes) and exits.
+    for (let tries = 0; tries < 100 && fs.existsSync(`/proc/${childPid}`); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(fs.existsSync(`/proc/${childPid}`)).toBe(false);
+  });
+
   it('loads the model from its package files with no network connection', async () => {
     // A preload that makes every TCP connection and fetch fail, and says so on stderr: the model
     // loads and answers all the same, and nothing was attempted.

@@ -297,13 +297,14 @@ export class BuiltinEmbedder implements Embedder {
     const child = this.child;
     if (!child) return;
     const busy = this.state === 'starting' || this.inFlight !== null;
-    const channel = child.channel as { ref(): void; unref(): void } | undefined;
+    // The process handle, the IPC channel and the stderr pipe each keep the event loop alive.
+    const handles = [child.channel, child.stderr] as ({ ref(): void; unref(): void } | null | undefined)[];
     if (busy) {
       child.ref();
-      channel?.ref();
+      for (const handle of handles) handle?.ref();
     } else {
       child.unref();
-      channel?.unref();
+      for (const handle of handles) handle?.unref();
     }
   }
 
