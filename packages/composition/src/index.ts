@@ -10,7 +10,16 @@ import {
   rateLimiterFor,
 } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
-import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
+import {
+  BuiltinEmbedder,
+  type Embedder,
+  MeilisearchProvider,
+  NoEmbedder,
+  NoSearchProvider,
+  OpenAiEmbedder,
+  PostgresSearchProvider,
+  type SearchProvider,
+} from '@tms/search';
 import { webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
@@ -68,6 +77,97 @@ export function meiliApiKeyOf(config: MeiliKeyConfig): string | undefined {
 }
 
 /**
+ * Which embedder makes the semantic arm's vectors (decisions §11): `builtin` (the default, a model
+ * shipped with the service, no network), `openai` (any OpenAI-compatible `POST
+ * {EMBEDDINGS_URL}/embeddings`) or `none` (lexical recall only). The gateway, the indexer and the
+ * CLI read them the same way.
+ */
+export const embedderEnvShape = {
+  EMBEDDER: z.enum(['builtin', 'openai', 'none']).default('builtin'),
+  /** The API's base URL, e.g. https://api.openai.com/v1 (`/embeddings` is added). */
+  EMBEDDINGS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  /** Asked of the endpoint and required of its answers; unset, the model's own size (learned at boot). */
+  EMBEDDINGS_DIMENSIONS: z.coerce.number().int().min(1).max(16_384).optional(),
+};
+
+export interface EmbedderConfig {
+  /** Absent means `builtin`. */
+  EMBEDDER?: 'builtin' | 'openai' | 'none' | undefined;
+  EMBEDDINGS_URL?: string | undefined;
+  EMBEDDINGS_MODEL?: string | undefined;
+  EMBEDDINGS_API_KEY?: string | undefined;
+  EMBEDDINGS_DIMENSIONS?: number | undefined;
+}
+
+const OPENAI_ONLY = ['EMBEDDINGS_URL', 'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_DIMENSIONS'] as const;
+
+/** Cross-field rules of `embedderEnvShape`, for a `superRefine` of the schema that spreads it. */
+export function checkEmbedderEnv(env: EmbedderConfig, ctx: z.RefinementCtx): void {
+  const kind = env.EMBEDDER ?? 'builtin';
+  if (kind === 'openai') {
+    for (const name of ['EMBEDDINGS_URL', 'EMBEDDINGS_MODEL'] as const) {
+      if (env[name] === undefined)
+        ctx.addIssue({ code: 'custom', path: [name], message: 'required when EMBEDDER=openai' });
+    }
+    if (
+      env.EMBEDDINGS_URL &&
+      URL.canParse(env.EMBEDDINGS_URL) &&
+      /\/embeddings\/*$/.test(new URL(env.EMBEDDINGS_URL).pathname)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EMBEDDINGS_URL'],
+        message: 'give the base URL (e.g. https://api.openai.com/v1): /embeddings is added to it',
+      });
+    }
+    return;
+  }
+  // Set for another kind, they would be ignored: most likely EMBEDDER=openai was forgotten.
+  for (const name of OPENAI_ONLY) {
+    if (env[name] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `only read when EMBEDDER=openai (EMBEDDER is ${kind})` });
+    }
+  }
+}
+
+/**
+ * The embedder EMBEDDER names; nothing starts or connects yet. An `openai` embedder without
+ * EMBEDDINGS_DIMENSIONS knows its dimension count (and so its `model`) only after
+ * `checkEmbedder`, which boot runs first.
+ */
+export function embedderFor(config: EmbedderConfig): Embedder {
+  switch (config.EMBEDDER ?? 'builtin') {
+    case 'builtin':
+      return new BuiltinEmbedder();
+    case 'openai':
+      return new OpenAiEmbedder({
+        url: config.EMBEDDINGS_URL as string,
+        model: config.EMBEDDINGS_MODEL as string,
+        apiKey: config.EMBEDDINGS_API_KEY,
+        dimensions: config.EMBEDDINGS_DIMENSIONS,
+      });
+    case 'none':
+      return new NoEmbedder();
+  }
+}
+
+/**
+ * The boot check: the builtin model loads, the openai endpoint answers with the configured
+ * dimension count (learning it when unset). Throws an Error whose message is one line naming
+ * the problem (`EMBEDDER=openai: embeddings endpoint ... is unreachable (ECONNREFUSED)`).
+ */
+export async function checkEmbedder(embedder: Embedder): Promise<void> {
+  try {
+    if (embedder instanceof OpenAiEmbedder) await embedder.probe();
+    else if (embedder instanceof BuiltinEmbedder) await embedder.start();
+  } catch (error) {
+    throw new Error(`EMBEDDER=${embedder.kind}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
  * The operator-contract variables every process that serves the domain reads: where the ledger
  * is and which issuers are trusted (decisions §9). Each service parses them inside its own env
  * module (with its other variables) and hands the parsed values here.
@@ -92,6 +192,7 @@ export const domainEnvShape = {
   SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
   MEILI_URL: z.url().optional(),
   ...meiliKeyEnvShape,
+  ...embedderEnvShape,
   ...webhookTargetEnvShape,
   // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
   RATE_LIMITS: z
@@ -105,30 +206,31 @@ export const domainEnvShape = {
     }),
 };
 
-export type DomainConfig = MeiliKeyConfig & {
-  DATABASE_URL?: string | undefined;
-  DATA_DIR: string;
-  SESSION_ISSUER?: string | undefined;
-  SESSION_JWKS_URI?: string | undefined;
-  SESSION_AUDIENCE?: string | undefined;
-  OAUTH_ISSUER?: string | undefined;
-  OAUTH_JWKS_URI?: string | undefined;
-  OAUTH_AUDIENCE?: string | undefined;
-  /** JWKS cache lifetime for the SESSION and OAUTH issuers; absent means 300. */
-  JWKS_CACHE_SECONDS?: number | undefined;
-  DEV_AUTH: '0' | '1';
-  NODE_ENV: string;
-  SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
-  MEILI_URL?: string | undefined;
-  /** `1`: webhooks may target loopback and private addresses (absent means no). */
-  WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
-  /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
-  RATE_LIMITS?: RateLimitPolicy | null | undefined;
-  /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
-  DATABASE_POOL_SIZE?: number | undefined;
-  /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
-  DATABASE_POINT_READ_CONNECTIONS?: number | undefined;
-};
+export type DomainConfig = MeiliKeyConfig &
+  EmbedderConfig & {
+    DATABASE_URL?: string | undefined;
+    DATA_DIR: string;
+    SESSION_ISSUER?: string | undefined;
+    SESSION_JWKS_URI?: string | undefined;
+    SESSION_AUDIENCE?: string | undefined;
+    OAUTH_ISSUER?: string | undefined;
+    OAUTH_JWKS_URI?: string | undefined;
+    OAUTH_AUDIENCE?: string | undefined;
+    /** JWKS cache lifetime for the SESSION and OAUTH issuers; absent means 300. */
+    JWKS_CACHE_SECONDS?: number | undefined;
+    DEV_AUTH: '0' | '1';
+    NODE_ENV: string;
+    SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
+    MEILI_URL?: string | undefined;
+    /** `1`: webhooks may target loopback and private addresses (absent means no). */
+    WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
+    /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
+    RATE_LIMITS?: RateLimitPolicy | null | undefined;
+    /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
+    DATABASE_POOL_SIZE?: number | undefined;
+    /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
+    DATABASE_POINT_READ_CONNECTIONS?: number | undefined;
+  };
 
 /**
  * Options for `superRefine(checkDomainEnv, listEveryProblem)`: run the cross-variable checks even
@@ -157,6 +259,7 @@ export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
   }
   checkMeiliKey(env, ctx);
+  checkEmbedderEnv(env, ctx);
 }
 
 /** The search provider SEARCH_PROVIDER names, over this ledger. */

@@ -1,4 +1,13 @@
+export {
+  BUILTIN_DIMENSIONS,
+  BUILTIN_MODEL,
+  BUILTIN_WORKER_FILE,
+  BuiltinEmbedder,
+  type BuiltinEmbedderOptions,
+} from './embedders/builtin-embedder';
 export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
+export { NoEmbedder } from './embedders/none-embedder';
+export { EmbedderProbeError, OpenAiEmbedder, type OpenAiEmbedderOptions } from './embedders/openai-embedder';
 export { Indexer, type IndexerOptions } from './indexer';
 export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
