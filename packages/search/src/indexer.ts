@@ -2,7 +2,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { COMMIT_CHANNEL, type Ledger, type RevisionRow, type Stores } from '@tms/ledger';
 import type { Embedder } from './embedders/embedder';
 import type { SearchDocument, SearchProvider } from './provider';
-import { type SemanticBatchReport, SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';
+import { SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';
 
 export interface IndexerOptions {
   /** Commits per batch. */

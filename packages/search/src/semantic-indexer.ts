@@ -50,7 +50,6 @@ function metadataOf(row: RevisionRow): VectorMetadata {
  * cursor, starting at 0, so everything is embedded again with it.
  */
 export class SemanticIndexer {
-  readonly cursor: string;
   private readonly batchSize: number;
   private readonly embedBatchSize: number;
   private readonly exclusive: boolean;
@@ -61,10 +60,14 @@ export class SemanticIndexer {
     readonly embedder: Embedder,
     private readonly options: SemanticIndexerOptions = {},
   ) {
-    this.cursor = semanticCursorName(provider.name, embedder.model);
     this.batchSize = options.batchSize ?? 50;
     this.embedBatchSize = options.embedBatchSize ?? 32;
     this.exclusive = options.exclusive ?? ledger.driver === 'postgres';
+  }
+
+  /** Its cursor in `index_state` (read late: an openai model knows its dimensions after the boot probe). */
+  get cursor(): string {
+    return semanticCursorName(this.provider.name, this.embedder.model);
   }
 
   /** Embed every workspace that is behind until all are caught up; returns commits indexed. */
