@@ -25,6 +25,7 @@ export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
 export { indexerMetrics } from './metrics';
 export { NoSearchProvider } from './none-provider';
 export { PostgresSearchProvider } from './postgres-provider';
+export { PostgresVectorStore, type VectorStoreKind, type VectorStoreOptions } from './postgres-vectors';
 export {
   queryTerms,
   type SearchDocument,
@@ -34,4 +35,8 @@ export {
   SearchUnavailableError,
   type SemanticQuery,
   semanticCursorName,
+  type VectorBatch,
+  type VectorDocument,
+  type VectorMetadata,
 } from './provider';
+export { type SemanticBatchReport, SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';

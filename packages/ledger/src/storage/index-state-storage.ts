@@ -70,12 +70,13 @@ export class IndexStateStorage {
 
   /**
    * Claim a workspace for this transaction: only one indexer works a workspace at a time, and
-   * the claim ends with the transaction (or with the process, if it dies).
+   * the claim ends with the transaction (or with the process, if it dies). Each arm (lexical,
+   * semantic) claims separately.
    */
-  async tryClaim(workspaceId: string): Promise<boolean> {
-    const result = await this.db.execute(
-      sql`select pg_try_advisory_xact_lock(hashtextextended(${`tms-indexer\u001f${workspaceId}`}, 0)) as claimed`,
-    );
+  async tryClaim(workspaceId: string, arm: 'lexical' | 'semantic' = 'lexical'): Promise<boolean> {
+    // One claim per arm: the semantic arm embeds slowly and must never hold the lexical arm back.
+    const key = arm === 'lexical' ? `tms-indexer\u001f${workspaceId}` : `tms-indexer-semantic\u001f${workspaceId}`;
+    const result = await this.db.execute(sql`select pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) as claimed`);
     return rowsOf<{ claimed: boolean }>(result)[0]?.claimed === true;
   }
 }
