@@ -292,6 +292,12 @@ export interface ComposedDomain {
   embedded: boolean;
   /** The search provider recall asks (the indexer feeds it). */
   search: SearchProvider;
+  /**
+   * The embedder EMBEDDER names, recall's for its queries: an indexer in the same process uses
+   * it too (one builtin child per process). Nothing starts until the first embedding; whoever
+   * composed the domain closes it.
+   */
+  embedder: Embedder;
 }
 
 /**
@@ -345,12 +351,14 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     // The embedded index lives beside the ledger and must exist before recall asks it; an
     // external provider may be down at start, which recall reports as `degraded`.
     if (search.name === 'postgres') await search.prepare();
+    const embedder = embedderFor(config);
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
       rateLimiter: rateLimiterFor(config.RATE_LIMITS ?? null),
       allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',
       observer: options.observer,
+      embedder,
     });
-    return { domain, ledger, devIssuer, embedded, search };
+    return { domain, ledger, devIssuer, embedded, search, embedder };
   } catch (error) {
     await ledger.close().catch(() => {});
     throw error;

@@ -1,4 +1,4 @@
-import type { Embedder } from '@tms/search';
+import { type Embedder, EmbedderUnavailableError } from '@tms/search';
 
 /** Query vectors a process remembers: a repeated recall skips the embedder. */
 export const QUERY_VECTOR_CACHE_SIZE = 512;
@@ -10,15 +10,23 @@ export const QUERY_VECTOR_CACHE_SIZE = 512;
  */
 export class QueryVectors {
   /** Most recently used last. */
-  private readonly cache = new Map<string, Promise<Float32Array>>();
+  private readonly cache = new Map<string, Promise<{ model: string; vector: Float32Array }>>();
 
   constructor(
     readonly embedder: Embedder,
     private readonly capacity: number = QUERY_VECTOR_CACHE_SIZE,
   ) {}
 
-  get model(): string {
-    return this.embedder.model;
+  /**
+   * The embedder's model, or null while it is not known (an `openai` embedder without
+   * EMBEDDINGS_DIMENSIONS before its boot probe answered).
+   */
+  model(): string | null {
+    try {
+      return this.embedder.model;
+    } catch {
+      return null;
+    }
   }
 
   /** Entries held now (tests). */
@@ -26,8 +34,16 @@ export class QueryVectors {
     return this.cache.size;
   }
 
-  vectorFor(text: string): Promise<Float32Array> {
-    const key = `${this.embedder.model}\u0000${text}`;
+  /**
+   * The query's vector and the model that made it, from the cache when held. Rejects with
+   * `EmbedderUnavailableError` when the embedder cannot answer (or its model is not known yet).
+   */
+  vectorFor(text: string): Promise<{ model: string; vector: Float32Array }> {
+    const model = this.model();
+    if (model === null) {
+      return Promise.reject(new EmbedderUnavailableError('the embedder has not learned its dimension count yet'));
+    }
+    const key = `${model}\u0000${text}`;
     const held = this.cache.get(key);
     if (held) {
       this.cache.delete(key);
@@ -36,8 +52,8 @@ export class QueryVectors {
     }
     const made = this.embedder.embed([text], 'query').then((vectors) => {
       const vector = vectors[0];
-      if (!vector) throw new Error(`embedder ${this.embedder.model} returned no vector for a query`);
-      return vector;
+      if (!vector) throw new EmbedderUnavailableError(`embedder ${model} returned no vector for a query`);
+      return { model, vector };
     });
     this.cache.set(key, made);
     made.catch(() => {

@@ -27,7 +27,8 @@ describe('query vectors cache', () => {
     const cache = new QueryVectors(embedder, 2);
     const [a1, a2] = await Promise.all([cache.vectorFor('aa'), cache.vectorFor('aa')]);
     expect(a1).toBe(a2);
-    expect(Array.from(a1)).toEqual([2]);
+    expect(a1.model).toBe('m@1');
+    expect(Array.from(a1.vector)).toEqual([2]);
     await cache.vectorFor('bbb');
     await cache.vectorFor('aa'); // aa is now the most recent
     await cache.vectorFor('c'); // evicts bbb
@@ -43,7 +44,7 @@ describe('query vectors cache', () => {
     embedder.failNext = true;
     await expect(cache.vectorFor('tea')).rejects.toBeInstanceOf(EmbedderUnavailableError);
     expect(cache.size).toBe(0);
-    expect(Array.from(await cache.vectorFor('tea'))).toEqual([3]);
+    expect(Array.from((await cache.vectorFor('tea')).vector)).toEqual([3]);
     expect(embedder.calls).toEqual(['tea', 'tea']);
   });
 });

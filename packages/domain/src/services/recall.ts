@@ -60,8 +60,11 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
   const indexingOff = provider === null || providerName === 'none';
   const arms = armsToAsk(input.mode, ctx);
 
-  const cursors = arms.map((arm) =>
-    arm === 'lexical' ? providerName : semanticCursorName(provider?.name ?? 'none', ctx.queryVectors?.model ?? ''),
+  // The semantic cursor is per model; an embedder whose model is not known yet cannot answer
+  // either (its arm is `unavailable`, so the answer is `degraded` whatever the cursors say).
+  const model = ctx.queryVectors?.model() ?? null;
+  const cursors = arms.flatMap((arm) =>
+    arm === 'lexical' ? [providerName] : model === null ? [] : [semanticCursorName(providerName, model)],
   );
   const indexedSequence = async () => {
     const sequences = await Promise.all(
@@ -103,9 +106,9 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
         }
         const queryVectors = ctx.queryVectors;
         if (!queryVectors) return OFF;
-        const vector = await queryVectors.vectorFor(input.query);
+        const { model, vector } = await queryVectors.vectorFor(input.query);
         return await rankArm(ledger, perArm, (limit, offset) =>
-          provider.searchSemantic({ ...filters, vector, model: queryVectors.model, limit, offset }),
+          provider.searchSemantic({ ...filters, vector, model, limit, offset }),
         );
       } catch (error) {
         if (error instanceof SearchUnavailableError || error instanceof EmbedderUnavailableError) return UNAVAILABLE;
