@@ -245,7 +245,9 @@ async function ledgerScan(
  * both propose is read once: its revision current at knownAt, valid at asOf, unpurged, in scope.
  */
 class LedgerDecisions {
-  private readonly decided = new Map<string, RevisionRow | null>();
+  /** Per memory: its approved revision, or null; a promise while its read is under way (the other arm may share it). */
+  private readonly decided = new Map<string, Promise<RevisionRow | null>>();
+  private readonly settled = new Map<string, RevisionRow | null>();
 
   constructor(
     private readonly ctx: HandlerContext,
@@ -255,24 +257,42 @@ class LedgerDecisions {
     private readonly knownAt: number,
   ) {}
 
+  /** The verdict on a memory `decide` has settled (null: refused, or never asked). */
   approved(memoryId: string): RevisionRow | null {
-    return this.decided.get(memoryId) ?? null;
+    return this.settled.get(memoryId) ?? null;
   }
 
+  /** Settle the verdict on each memory, reading from the ledger only those no arm asked about yet. */
   async decide(memoryIds: readonly string[]): Promise<void> {
     const fresh = [...new Set(memoryIds)].filter((id) => !this.decided.has(id));
-    if (fresh.length === 0) return;
-    for (const id of fresh) this.decided.set(id, null);
-    const rows = await this.ctx.stores.memories.revisionsOfMemories(this.workspaceId, fresh);
+    if (fresh.length > 0) {
+      const read = this.read(fresh);
+      for (const id of fresh)
+        this.decided.set(
+          id,
+          read.then((verdicts) => verdicts.get(id) ?? null),
+        );
+    }
+    await Promise.all(
+      memoryIds.map(async (id) => {
+        this.settled.set(id, (await this.decided.get(id)) ?? null);
+      }),
+    );
+  }
+
+  private async read(memoryIds: readonly string[]): Promise<Map<string, RevisionRow>> {
+    const rows = await this.ctx.stores.memories.revisionsOfMemories(this.workspaceId, memoryIds);
     const byMemory = new Map<string, RevisionRow[]>();
     for (const row of rows) byMemory.set(row.memoryId, [...(byMemory.get(row.memoryId) ?? []), row]);
+    const verdicts = new Map<string, RevisionRow>();
     for (const [memoryId, revisions] of byMemory) {
       const known = revisions.filter((r) => r.recordedAt <= this.knownAt).sort((a, b) => b.generation - a.generation);
       const current = currentRevision(known, this.knownAt);
       if (!current || current.purgedAt !== null || current.text === null) continue;
       if (!this.allowed.has(current.namespaceId) || !isValidAt(current, this.asOf)) continue;
-      this.decided.set(memoryId, current);
+      verdicts.set(memoryId, current);
     }
+    return verdicts;
   }
 }
 
