@@ -9,7 +9,7 @@ export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
 export { NoEmbedder } from './embedders/none-embedder';
 export { EmbedderProbeError, OpenAiEmbedder, type OpenAiEmbedderOptions } from './embedders/openai-embedder';
 export { Indexer, type IndexerOptions } from './indexer';
-export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
+export { type IndexArm, type IndexLagSummary, IndexLagWatch, indexArms, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
 export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
 export { indexerMetrics } from './metrics';
