@@ -19,7 +19,7 @@ export {
   RRF_K,
 } from './fusion';
 export { Indexer, type IndexerOptions } from './indexer';
-export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
+export { type IndexArm, type IndexLagSummary, IndexLagWatch, indexArms, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
 export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
 export { indexerMetrics } from './metrics';

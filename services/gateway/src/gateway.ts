@@ -1,8 +1,17 @@
 import type { AddressInfo } from 'node:net';
 import type { DevIssuer } from '@tms/auth';
-import { composeDomain } from '@tms/composition';
+import { checkEmbedder, composeDomain, embedderFor } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
-import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
+import {
+  type Embedder,
+  type IndexArm,
+  Indexer,
+  IndexLagWatch,
+  indexArms,
+  indexerMetrics,
+  indexLagMetrics,
+  type SearchProvider,
+} from '@tms/search';
 import { createLogger, startTracing } from '@tms/telemetry';
 import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
 import type { Logger } from 'pino';
@@ -36,14 +45,27 @@ export interface GatewayOptions {
 }
 
 /** The indexer inside the gateway process (the default on either ledger; INDEXER=external turns it off). */
-function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: GatewayMetrics, logger: Logger): Indexer {
+function embeddedIndexer(
+  ledger: Ledger,
+  search: SearchProvider,
+  embedder: Embedder,
+  metrics: GatewayMetrics,
+  logger: Logger,
+): Indexer {
   const counters = indexerMetrics(metrics.registry);
   return new Indexer(ledger, search, {
     pollMs: 500,
+    embedder,
+    semantic: { onBatch: counters.onSemanticBatch },
     onBatch: counters.onBatch,
-    onError: (error, attempt) => {
-      counters.onError();
-      logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff');
+    onError: (error, attempt, arm) => {
+      counters.onError(arm);
+      logger.warn(
+        { err: error, attempt, arm },
+        arm === 'lexical'
+          ? 'indexing failed; retrying with backoff'
+          : 'semantic indexing failed (embedder or provider); the lexical arm goes on, retrying with backoff',
+      );
     },
   });
 }
@@ -51,25 +73,54 @@ function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: Gatewa
 /**
  * Warns when commits wait longer than `stallSeconds` for an indexer, whichever process should
  * run it: a stopped `INDEXER=external` service otherwise leaves recall `pending` with no word.
+ * The semantic arm is watched apart: it trails by design, and is stalled only when it stops.
  */
-function indexLagWatch(ledger: Ledger, search: SearchProvider, stallSeconds: number, logger: Logger): IndexLagWatch {
-  return new IndexLagWatch(ledger, search.name, {
+function indexLagWatch(ledger: Ledger, arms: IndexArm[], stallSeconds: number, logger: Logger): IndexLagWatch {
+  const provider = arms[0]?.cursor;
+  return new IndexLagWatch(ledger, arms, {
     stallSeconds,
     intervalMs: Math.min(10_000, (stallSeconds * 1000) / 3),
     repeatMs: 5 * 60_000,
-    onStalled: (lag) =>
+    onStalled: (lag, { arm }) =>
       logger.warn(
         {
-          provider: search.name,
+          provider,
+          arm,
           workspaces: lag.stalled.map((w) => w.workspaceId).slice(0, 10),
           stalled_workspaces: lag.stalled.length,
           lag_commits: lag.commits,
           oldest_unindexed_seconds: Math.round(lag.oldestSeconds),
         },
-        `search index stalled: commits have waited over ${stallSeconds} s for an indexer; recall answers pending until one runs (INDEXER=external needs the indexer service)`,
+        arm === 'lexical'
+          ? `search index stalled: commits have waited over ${stallSeconds} s for an indexer; recall answers pending until one runs (INDEXER=external needs the indexer service)`
+          : `semantic index stalled: no vectors stored for ${stallSeconds} s while commits wait (is the embedder down, or the indexer stopped?); recall's semantic arm misses them until it catches up`,
       ),
-    onRecovered: () => logger.info({ provider: search.name }, 'search index caught up again'),
+    onRecovered: ({ arm }) =>
+      logger.info(
+        { provider, arm },
+        arm === 'lexical' ? 'search index caught up again' : 'semantic index caught up again',
+      ),
   });
+}
+
+/**
+ * The embedder of the semantic arm: the domain's when composition made one (recall embeds
+ * queries with it), else one of this process's own. An openai model without configured
+ * dimensions is probed now; if the endpoint is down the semantic arm waits and retries.
+ */
+async function semanticEmbedder(
+  composed: object,
+  env: GatewayEnv,
+  logger: Logger,
+): Promise<{ embedder: Embedder; owned: boolean }> {
+  const shared = (composed as { embedder?: Embedder }).embedder;
+  const embedder = shared ?? embedderFor(env);
+  if (embedder.kind === 'openai' && env.EMBEDDINGS_DIMENSIONS === undefined) {
+    await checkEmbedder(embedder).catch((error) =>
+      logger.warn({ err: error }, 'the embedder did not answer its boot probe; the semantic arm waits for it'),
+    );
+  }
+  return { embedder, owned: shared === undefined };
 }
 
 /** Webhook deliveries inside the gateway process, beside the embedded indexer (decisions §10). */
@@ -104,7 +155,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
   const metrics = new GatewayMetrics();
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
-  const { domain, ledger, devIssuer, search } = await composeDomain(env, {
+  const composed = await composeDomain(env, {
     onQuery: options.onQuery,
     holder: 'gateway',
     observer: {
@@ -114,14 +165,26 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
         logger.error({ group_commit: report }, 'a group commit batch is running past its deadlines'),
     },
   });
+  const { domain, ledger, devIssuer, search } = composed;
   // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
   const indexes = search.name !== 'none';
-  if (indexes) indexLagMetrics(metrics.registry, ledger, search.name, env.INDEX_STALL_SECONDS);
+  const runsIndexer = options.indexer !== false && env.INDEXER === 'embedded' && indexes;
+  const semantic =
+    indexes && env.EMBEDDER !== 'none'
+      ? runsIndexer
+        ? await semanticEmbedder(composed, env, logger)
+        : // Only named here (the lag of its cursor): nothing starts.
+          { embedder: (composed as { embedder?: Embedder }).embedder ?? embedderFor(env), owned: false }
+      : null;
+  const arms = indexArms(search.name, semantic?.embedder);
+  if (indexes) indexLagMetrics(metrics.registry, ledger, arms, env.INDEX_STALL_SECONDS);
   const indexer =
-    options.indexer !== false && env.INDEXER === 'embedded' ? embeddedIndexer(ledger, search, metrics, logger) : null;
+    options.indexer !== false && env.INDEXER === 'embedded'
+      ? embeddedIndexer(ledger, search, semantic?.embedder ?? embedderFor({ EMBEDDER: 'none' }), metrics, logger)
+      : null;
   const lagWatch =
     options.indexer !== false && options.lagWatch !== false && indexes
-      ? indexLagWatch(ledger, search, env.INDEX_STALL_SECONDS, logger)
+      ? indexLagWatch(ledger, arms, env.INDEX_STALL_SECONDS, logger)
       : null;
   const deliveries = indexer ? embeddedDeliveries(ledger, env, metrics, logger) : null;
   const server = createApp({
@@ -173,6 +236,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       indexer?.stop();
       deliveries?.stop();
       await Promise.all([indexerDone, deliveriesDone]);
+      if (semantic?.owned) await semantic.embedder.close().catch(() => undefined);
       await ledger.close();
       // The spans of the last requests are sent before the process goes.
       await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));

@@ -11,10 +11,11 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
   }
 }
 
-function gauge(metrics: string, name: string): number {
-  const line = metrics.split('\n').find((l) => l.startsWith(`${name} `));
+/** A gauge's value; the index lag gauges carry an `arm` label (lexical unless asked). */
+function gauge(metrics: string, name: string, arm = 'lexical'): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{arm="${arm}"} `));
   if (!line) throw new Error(`${name} missing from /metrics`);
-  return Number(line.slice(name.length + 1));
+  return Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
 async function createMemory(h: Harness): Promise<number> {
