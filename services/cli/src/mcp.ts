@@ -14,7 +14,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const { domain, ledger } = await composeDomain(env, { holder: 'svc mcp' });
+  const { domain, ledger, embedder } = await composeDomain(env, { holder: 'svc mcp' });
   try {
     try {
       await domain.authenticate(token);
@@ -33,6 +33,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
     logger.info({ ledger: ledger.driver, workspace: env.TMS_WORKSPACE ?? null }, 'mcp stdio server ready');
     await serveStdio(server);
   } finally {
+    await embedder.close().catch(() => undefined);
     await ledger.close();
   }
 }

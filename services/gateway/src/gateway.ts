@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { DevIssuer } from '@tms/auth';
-import { checkEmbedder, composeDomain, embedderFor } from '@tms/composition';
+import { checkEmbedder, composeDomain } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
 import {
   type Embedder,
@@ -104,23 +104,16 @@ function indexLagWatch(ledger: Ledger, arms: IndexArm[], stallSeconds: number, l
 }
 
 /**
- * The embedder of the semantic arm: the domain's when composition made one (recall embeds
- * queries with it), else one of this process's own. An openai model without configured
- * dimensions is probed now; if the endpoint is down the semantic arm waits and retries.
+ * An openai embedder without EMBEDDINGS_DIMENSIONS learns its dimension count (and so its model
+ * name) from its boot probe, which recall and the indexer both need. If the endpoint is down
+ * now, the semantic arm stays unavailable (recall `degraded`) until the process restarts with it
+ * up; EMBEDDINGS_DIMENSIONS set avoids depending on the probe.
  */
-async function semanticEmbedder(
-  composed: object,
-  env: GatewayEnv,
-  logger: Logger,
-): Promise<{ embedder: Embedder; owned: boolean }> {
-  const shared = (composed as { embedder?: Embedder }).embedder;
-  const embedder = shared ?? embedderFor(env);
-  if (embedder.kind === 'openai' && env.EMBEDDINGS_DIMENSIONS === undefined) {
-    await checkEmbedder(embedder).catch((error) =>
-      logger.warn({ err: error }, 'the embedder did not answer its boot probe; the semantic arm waits for it'),
-    );
-  }
-  return { embedder, owned: shared === undefined };
+async function probeEmbedder(embedder: Embedder, env: GatewayEnv, logger: Logger): Promise<void> {
+  if (embedder.kind !== 'openai' || env.EMBEDDINGS_DIMENSIONS !== undefined) return;
+  await checkEmbedder(embedder).catch((error) =>
+    logger.warn({ err: error }, 'the embedder did not answer its boot probe; the semantic arm waits for it'),
+  );
 }
 
 /** Webhook deliveries inside the gateway process, beside the embedded indexer (decisions §10). */
@@ -165,22 +158,16 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
         logger.error({ group_commit: report }, 'a group commit batch is running past its deadlines'),
     },
   });
-  const { domain, ledger, devIssuer, search } = composed;
+  // One embedder per process: recall embeds queries with it, the embedded indexer documents.
+  const { domain, ledger, devIssuer, search, embedder } = composed;
   // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
   const indexes = search.name !== 'none';
-  const runsIndexer = options.indexer !== false && env.INDEXER === 'embedded' && indexes;
-  const semantic =
-    indexes && env.EMBEDDER !== 'none'
-      ? runsIndexer
-        ? await semanticEmbedder(composed, env, logger)
-        : // Only named here (the lag of its cursor): nothing starts.
-          { embedder: (composed as { embedder?: Embedder }).embedder ?? embedderFor(env), owned: false }
-      : null;
-  const arms = indexArms(search.name, semantic?.embedder);
+  if (indexes) await probeEmbedder(embedder, env, logger);
+  const arms = indexArms(search.name, indexes ? embedder : null);
   if (indexes) indexLagMetrics(metrics.registry, ledger, arms, env.INDEX_STALL_SECONDS);
   const indexer =
     options.indexer !== false && env.INDEXER === 'embedded'
-      ? embeddedIndexer(ledger, search, semantic?.embedder ?? embedderFor({ EMBEDDER: 'none' }), metrics, logger)
+      ? embeddedIndexer(ledger, search, embedder, metrics, logger)
       : null;
   const lagWatch =
     options.indexer !== false && options.lagWatch !== false && indexes
@@ -236,7 +223,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       indexer?.stop();
       deliveries?.stop();
       await Promise.all([indexerDone, deliveriesDone]);
-      if (semantic?.owned) await semantic.embedder.close().catch(() => undefined);
+      await embedder.close().catch(() => undefined);
       await ledger.close();
       // The spans of the last requests are sent before the process goes.
       await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));
