@@ -24,6 +24,10 @@ type ArmState = RecallOutput['retrieval']['lexical'];
 /** Index pages asked per arm and recall before giving up with `partial` (the refill budget). */
 const REFILL_ROUNDS = 3;
 const WAIT_POLL_MS = 50;
+/** A waiting recall stops waiting this long before the request's deadline, to search and answer in time. */
+const DEADLINE_MARGIN_MS = 1500;
+/** The query's embedding is given up this long before the request's deadline. */
+const EMBED_MARGIN_MS = 750;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -75,7 +79,9 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
   let indexed = await indexedSequence();
   const behind = () => input.min_sequence !== undefined && (indexingOff || input.min_sequence > indexed);
   if (behind() && input.wait_ms > 0 && !indexingOff) {
-    const deadline = Date.now() + input.wait_ms;
+    // Within the request's deadline, leaving time to search and answer (`pending` if still behind).
+    const remaining = (ctx.deadline?.remainingMs() ?? Number.POSITIVE_INFINITY) - DEADLINE_MARGIN_MS;
+    const deadline = Date.now() + Math.min(input.wait_ms, remaining);
     while (behind() && Date.now() < deadline) {
       await sleep(Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
       indexed = await indexedSequence();
@@ -106,7 +112,7 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
         }
         const queryVectors = ctx.queryVectors;
         if (!queryVectors) return OFF;
-        const { model, vector } = await queryVectors.vectorFor(input.query);
+        const { model, vector } = await inTime(queryVectors.vectorFor(input.query), ctx);
         return await rankArm(ledger, perArm, (limit, offset) =>
           provider.searchSemantic({ ...filters, vector, model, limit, offset }),
         );
@@ -170,6 +176,27 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
     context_chars: contextChars,
     retrieval: { mode: input.mode, lexical: lexical.state, semantic: semantic.state },
   };
+}
+
+/**
+ * The query's embedding, given up (the semantic arm `unavailable`) shortly before the request's
+ * deadline: an embedder still loading its model or busy must not cost the lexical arm's answer.
+ */
+async function inTime<T>(work: Promise<T>, ctx: HandlerContext): Promise<T> {
+  const remaining = ctx.deadline?.remainingMs();
+  if (remaining === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new EmbedderUnavailableError('the query was not embedded in time')),
+      Math.max(0, remaining - EMBED_MARGIN_MS),
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
