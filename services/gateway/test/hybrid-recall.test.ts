@@ -389,3 +389,47 @@ describe.each(DRIVERS)('hybrid recall with an OpenAI-compatible embedder on loop
     expect(lexical.status).not.toBe('degraded');
   });
 });
+
+describe.each(DRIVERS)('hybrid recall with the builtin embedder (%s)', (driver) => {
+  let h: Harness;
+  beforeAll(async () => {
+    // EMBEDDER left at its default: the builtin model, in a child process of the gateway.
+    h = await startHarness({ driver, env: { INDEXER: 'embedded' } });
+  });
+  afterAll(() => h?.close());
+
+  it('finds a memory by meaning that shares no word with the query, and fuses it with the lexical arm', async () => {
+    const { api } = await h.workspace();
+    const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'mixed' })).body.namespace.id;
+    let last = 0;
+    const idOf: Record<string, string> = {};
+    for (const text of [
+      'The automobile needs new tyres',
+      'Ana prefers green tea.',
+      'The quokka lives on Rottnest Island.',
+      'The meeting moved to Thursday',
+    ]) {
+      const res = await api.post('/v1/memories', { namespace_id: ns, kind: 'claim', text, valid_from: 0 });
+      idOf[text] = res.body.memory.id;
+      last = res.body.commit.sequence;
+    }
+    const body = { namespace_ids: [ns], query: 'car repair', min_sequence: last, wait_ms: 5000 };
+    // The model loads at the first commit: ask again while the semantic arm catches up.
+    let hybrid = (await api.post('/v1/recall', body)).body;
+    for (let tries = 0; tries < 6 && hybrid.status !== 'complete'; tries += 1) {
+      hybrid = (await api.post('/v1/recall', body)).body;
+    }
+    expect(hybrid.status).toBe('complete');
+    expect(hybrid.retrieval).toEqual({ mode: 'hybrid', lexical: 'ok', semantic: 'ok' });
+    expect(hybrid.items[0].memory.id).toBe(idOf['The automobile needs new tyres']);
+    expect(hybrid.items[0].ranks).toEqual({ lexical: null, semantic: 1 });
+    const lexical = (await api.post('/v1/recall', { ...body, mode: 'lexical' })).body;
+    expect(lexical.items).toEqual([]);
+    expect(lexical.status).toBe('complete');
+    // A query with a word of one memory: both arms rank it first.
+    const both = (await api.post('/v1/recall', { namespace_ids: [ns], query: 'green tea', mode: 'hybrid' })).body;
+    expect(both.items[0].memory.id).toBe(idOf['Ana prefers green tea.']);
+    expect(both.items[0].ranks).toEqual({ lexical: 1, semantic: 1 });
+    expect(both.items[0].score).toBe(2 / 61);
+  });
+});
