@@ -169,6 +169,10 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     options.indexer !== false && env.INDEXER === 'embedded'
       ? embeddedIndexer(ledger, search, embedder, metrics, logger)
       : null;
+  // The indexer needs the builtin model anyway: loading it now spares the first recall a cold start.
+  if (indexer && indexes && embedder.kind === 'builtin') {
+    checkEmbedder(embedder).catch((error) => logger.warn({ err: error }, 'the builtin embedder did not start'));
+  }
   const lagWatch =
     options.indexer !== false && options.lagWatch !== false && indexes
       ? indexLagWatch(ledger, arms, env.INDEX_STALL_SECONDS, logger)
