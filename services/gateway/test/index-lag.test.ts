@@ -48,13 +48,17 @@ describe('the search index on Postgres (decisions §9)', () => {
       text: 'The embedded indexer runs on Postgres too.',
       valid_from: 0,
     });
-    const found = await api.post('/v1/recall', {
-      namespace_ids: [ns.id],
-      query: 'embedded indexer',
-      budget: { max_items: 5, max_context_chars: 1000 },
-      min_sequence: created.body.commit.sequence,
-      wait_ms: 5000,
-    });
+    const recallIndexed = () =>
+      api.post('/v1/recall', {
+        namespace_ids: [ns.id],
+        query: 'embedded indexer',
+        budget: { max_items: 5, max_context_chars: 1000 },
+        min_sequence: created.body.commit.sequence,
+        wait_ms: 5000,
+      });
+    // The builtin model loads as the gateway starts: ask again while it is not ready.
+    let found = await recallIndexed();
+    for (let tries = 0; tries < 6 && found.body.status !== 'complete'; tries += 1) found = await recallIndexed();
     expect(found.body.status).toBe('complete');
     expect(found.body.items.map((i: { memory: { id: string } }) => i.memory.id)).toEqual([created.body.memory.id]);
   });
