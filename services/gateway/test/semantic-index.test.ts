@@ -75,7 +75,8 @@ class LoopbackEmbeddings {
       model: 'reversed-use-lite',
       dimensions: 512,
       attempts: 1,
-      timeoutMs: 2000,
+      // The builtin model behind it is slow on a loaded machine; a stopped server fails at once.
+      timeoutMs: 60_000,
     });
   }
 }
