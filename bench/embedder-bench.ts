@@ -88,6 +88,12 @@ async function run(): Promise<void> {
       }
     }
 
+    // The catalog's longest memory text: 33 pieces of at most 1000 characters, averaged.
+    const sentence = 'Priya reviewed the security audit findings on the payment service and asked for fixes. ';
+    const longest = sentence.repeat(Math.ceil(32_768 / sentence.length)).slice(0, 32_768);
+    const [, longMs] = await timed(() => embedder.embed([longest], 'document'));
+    console.log(`one text of 32768 characters (33 pieces): ${longMs.toFixed(0)} ms`);
+
     // A recall's query arriving while the indexer's documents are queued: it waits for the chunk in flight only.
     const queued = embedder.embed(texts(BATCH_TEXTS, 'queued'), 'document');
     await new Promise((resolve) => setTimeout(resolve, 50));
