@@ -89,7 +89,7 @@ describe('the builtin embedder', () => {
   });
 
   it('embeds a text longer than a piece as the mean of its pieces, and lets a query pass it', async () => {
-    // 12 000 characters: 13 pieces, more than the 8 of a chunk, so the query goes in between.
+    // 12 000 characters: 13 pieces, two a chunk (2000 characters), so the query goes in between.
     const sentence = 'Ana keeps a tin of green tea in her desk and drinks it every morning. ';
     const long = sentence.repeat(Math.ceil(12_000 / sentence.length)).slice(0, 12_000);
     const order: string[] = [];

@@ -17,7 +17,7 @@ export interface BuiltinEmbedderOptions {
   niceness?: number;
   /** Most texts sent to the child at once; a query waits for at most one such chunk. Default 8. */
   chunkTexts?: number;
-  /** Most characters in one chunk (a chunk holds at least one text, however long). Default 4000. */
+  /** Most characters in one chunk (a chunk holds at least one text or piece). Default 2000. */
   chunkCharacters?: number;
   /** A child that has not loaded the model by then is killed and started again. Default 60 s. */
   loadTimeoutMs?: number;
@@ -66,8 +66,11 @@ const STDERR_TAIL = 2000;
  * a query waits for at most one chunk of them, however long the document.
  */
 export const BUILTIN_PIECE_CHARACTERS = 1000;
-/** Pieces of one text at most (128 000 characters, twice the catalog's longest excerpt); the rest is not embedded. */
-export const BUILTIN_MAX_PIECES = 128;
+/**
+ * Pieces of one text at most: its first 16 000 characters carry its meaning for the semantic arm
+ * (the lexical arm searches all of it), which bounds the child's time on one text to seconds.
+ */
+export const BUILTIN_MAX_PIECES = 16;
 
 function piecesOf(text: string): string[] {
   if (text.length <= BUILTIN_PIECE_CHARACTERS) return [text];
@@ -144,7 +147,7 @@ export class BuiltinEmbedder implements Embedder {
   constructor(options: BuiltinEmbedderOptions = {}) {
     this.niceness = options.niceness ?? 10;
     this.chunkTexts = options.chunkTexts ?? 8;
-    this.chunkCharacters = options.chunkCharacters ?? 4000;
+    this.chunkCharacters = options.chunkCharacters ?? 2000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 60_000;
     this.chunkTimeoutMs = options.chunkTimeoutMs ?? 60_000;
     this.restartDelayMs = options.restartDelayMs ?? 500;
