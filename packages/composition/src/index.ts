@@ -194,7 +194,7 @@ export const domainEnvShape = {
   ...meiliKeyEnvShape,
   ...embedderEnvShape,
   ...webhookTargetEnvShape,
-  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
+  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (docs/api.md, "Rate limits").
   RATE_LIMITS: z
     .string()
     .default(DEFAULT_RATE_LIMITS)
