@@ -1,6 +1,7 @@
-import { fork } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUILTIN_WORKER_FILE, BuiltinEmbedder } from '../src/embedders/builtin-embedder';
 import { EmbedderUnavailableError } from '../src/embedders/embedder';
@@ -87,6 +88,29 @@ describe('the builtin embedder', () => {
     expect(order).toEqual(['query', 'documents']);
   });
 
+  it('embeds a text longer than a piece as the mean of its pieces, and lets a query pass it', async () => {
+    // 12 000 characters: 13 pieces, two a chunk (2000 characters), so the query goes in between.
+    const sentence = 'Ana keeps a tin of green tea in her desk and drinks it every morning. ';
+    const long = sentence.repeat(Math.ceil(12_000 / sentence.length)).slice(0, 12_000);
+    const order: string[] = [];
+    const document = embedder.embed([long], 'document').then((vectors) => {
+      order.push('document');
+      return vectors;
+    });
+    const query = embedder.embed(['what does Ana drink'], 'query').then((vectors) => {
+      order.push('query');
+      return vectors;
+    });
+    const [[longVector], [queryVector]] = await Promise.all([document, query]);
+    expect(order).toEqual(['query', 'document']);
+    expect(longVector?.length).toBe(512);
+    expect(dot(longVector as Float32Array, longVector as Float32Array)).toBeCloseTo(1, 4);
+    const [unrelated] = await embedder.embed(['The train to Lyon leaves from platform four at noon'], 'query');
+    expect(dot(longVector as Float32Array, queryVector as Float32Array)).toBeGreaterThan(
+      dot(longVector as Float32Array, unrelated as Float32Array),
+    );
+  });
+
   it('fails the calls of a killed child with EmbedderUnavailableError, then recovers', async () => {
     await embedder.start();
     const pid = embedder.pid as number;
@@ -124,6 +148,20 @@ describe('the builtin embedder', () => {
 });
 
 describe('the builtin embedder child', () => {
+  it('lets a process whose embedder was never closed end, and ends with it', async () => {
+    const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+    const script = path.join(import.meta.dirname, 'fixtures/unclosed-embedder.ts');
+    // Without the timeout a process held open by its idle child would hang here; with it, it fails.
+    const { stdout } = await promisify(execFile)(tsx, [script], { timeout: 60_000 });
+    const { dimensions, childPid } = JSON.parse(stdout.trim()) as { dimensions: number; childPid: number };
+    expect(dimensions).toBe(512);
+    // The child sees its parent go (the IPC channel closes) and exits.
+    for (let tries = 0; tries < 100 && fs.existsSync(`/proc/${childPid}`); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(fs.existsSync(`/proc/${childPid}`)).toBe(false);
+  });
+
   it('loads the model from its package files with no network connection', async () => {
     // A preload that makes every TCP connection and fetch fail, and says so on stderr: the model
     // loads and answers all the same, and nothing was attempted.
