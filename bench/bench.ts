@@ -4,7 +4,7 @@
  * Each workload alternates the two A B A B at equal concurrency (autocannon); a separate
  * sequential pass through a wire-protocol counting proxy gives statements per operation; the
  * resident memory of both processes is sampled during the load. Prints tables; exits 0 (it is a
- * measurement, not a test). See README, Performance.
+ * measurement, not a test). See docs/performance.md.
  *
  * Environment: BENCH_SECONDS (per round, default 5), BENCH_CONNECTIONS (default 32),
  * BENCH_ROUNDS (per side, default 2), BENCH_RECALL_MEMORIES (default 100000),
@@ -665,7 +665,7 @@ async function main() {
       `total time ${((performance.now() - runStarted) / 1000).toFixed(0)} s`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
-    // The same figures for tools (the README's table is filled from a quiet run).
+    // The same figures for tools (docs/performance.md is filled from a quiet run).
     fs.writeFileSync(
       path.join(build.outDir, 'results.json'),
       `${JSON.stringify(

@@ -3,7 +3,7 @@
  * compiled by `pnpm build`) takes from spawn to `/readyz` answering 200, and its resident memory
  * once idle, on both ledgers: the embedded PGlite on a fresh DATA_DIR (its first start creates and
  * migrates the database; then a restart on it) and Postgres on a fresh, migrated database. Prints one line per ledger
- * and round; the README's "Operating it" quotes it.
+ * and round; docs/performance.md quotes it.
  *
  * Env: STARTUP_ROUNDS (default 3), STARTUP_IDLE_MS (default 5000).
  */

@@ -46,7 +46,7 @@ export const DIST_DIR = path.join(REPO_ROOT, 'dist');
  *   default here is about 4 GiB) V8 lets the old generation grow to 4 times the live heap
  *   before a full collection, with 1 GiB to about 1.6 times. The gateway's live heap is some
  *   tens of MiB; under the benchmark's load its peak RSS went from about 250 to about 155 MiB
- *   at no measurable CPU (README, Performance).
+ *   at no measurable CPU (docs/performance.md).
  */
 export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-old-space-size=1024'] as const;
 

@@ -3,7 +3,7 @@
  * Docker engine runs where this project is developed, so this is how they are kept correct: every
  * service starts a bundle that `pnpm build` makes, is given only variables its env module reads
  * (with values it accepts), waits for what it needs and reports health; the gateway never holds
- * the Meilisearch master key; the commands in the files' comments and in the README exist; the
+ * the Meilisearch master key; the commands in the files' comments and in docs/operations.md exist; the
  * image is a supported Node, non-root, under tini.
  */
 import fs from 'node:fs';
@@ -47,7 +47,8 @@ const FILES: Record<string, ComposeFile> = Object.fromEntries(
 const compose = FILES[COMPOSE_FILE] as ComposeFile;
 const trial = FILES[TRIAL_FILE] as ComposeFile;
 const dockerfile = readText('Dockerfile');
-const readme = readText('README.md');
+const operationsDoc = readText('docs/operations.md');
+const configurationDoc = readText('docs/configuration.md');
 // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's interpolation, as written in the file
 const MASTER_KEY = '${MEILI_MASTER_KEY:-tms-dev-master-key-change-me}';
 
@@ -336,9 +337,9 @@ describe('compose.trial.yaml', () => {
   });
 });
 
-describe('README', () => {
+describe('docs/operations.md and docs/configuration.md', () => {
   it('names both compose files, their services and operator commands that exist', () => {
-    const uses = composeUses(readme);
+    const uses = composeUses(operationsDoc);
     expect(new Set(uses.map((use) => use.file ?? COMPOSE_FILE))).toEqual(new Set([COMPOSE_FILE, TRIAL_FILE]));
     expectUsesExist(uses, COMPOSE_FILE);
   });
@@ -346,7 +347,7 @@ describe('README', () => {
   it('has a configuration row for every variable a compose file sets on the gateway', () => {
     for (const parsed of Object.values(FILES)) {
       for (const name of Object.keys(parsed.services.gateway?.environment ?? {})) {
-        expect(readme, name).toMatch(new RegExp(`^\\|.*\`${name}\``, 'm'));
+        expect(configurationDoc, name).toMatch(new RegExp(`^\\|.*\`${name}\``, 'm'));
       }
     }
   });

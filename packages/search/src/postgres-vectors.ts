@@ -17,7 +17,18 @@ const literal = (value: string): SQL => sql.raw(`'${value.replaceAll("'", "''")}
 
 /** `[x,y,...]`: pgvector's text form, which also casts to `real[]` once braced. */
 const vectorText = (vector: Float32Array): string => `[${Array.from(vector).join(',')}]`;
-const arrayText = (vector: Float32Array): string => `{${Array.from(vector).join(',')}}`;
+/** The exact store keeps a vector as its float32 bytes (little-endian): read back and scored in JS. */
+const packed = (vector: Float32Array): Buffer => {
+  const bytes = Buffer.alloc(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i] as number, i * 4);
+  return bytes;
+};
+const dotPacked = (bytes: Uint8Array, query: Float32Array): number => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let sum = 0;
+  for (let i = 0; i < query.length; i++) sum += view.getFloat32(i * 4, true) * (query[i] as number);
+  return sum;
+};
 /** One bit per dimension, set where the component is positive: the exact store's coarse pass. */
 const signBits = (vector: Float32Array): string => Array.from(vector, (x) => (x > 0 ? '1' : '0')).join('');
 
@@ -26,9 +37,10 @@ const signBits = (vector: Float32Array): string => Array.from(vector, (x) => (x 
  * - `pgvector`: the `vector` extension (PGlite ships it; a server Postgres where it is installed),
  *   one HNSW cosine index per model, iterative index scans so filters never starve the answer;
  * - `exact`: plain Postgres. Every filtered row's sign bits are compared with the query's
- *   (Hamming distance, `bit_count`), and the best `rescoreCandidates` are rescored exactly
- *   (dot product of unit vectors = cosine). Exact whenever the filtered rows number no more
- *   than the candidates; its cost grows linearly with them (README: when to install pgvector).
+ *   (Hamming distance, `bit_count`, in SQL), and the best `rescoreCandidates` are read back
+ *   (float32 bytes) and rescored exactly here (dot product of unit vectors = cosine): SQL has no
+ *   fast dot product without pgvector. Exact whenever the filtered rows number no more than
+ *   the candidates; its cost grows linearly with them (README: when to install pgvector).
  */
 export type VectorStoreKind = 'pgvector' | 'exact';
 
@@ -90,7 +102,7 @@ export class PostgresVectorStore {
         valid_to double precision,
         recorded_at double precision not null,
         recorded_until double precision,
-        embedding ${sql.raw(pgvector ? 'vector' : 'real[]')} not null,
+        embedding ${sql.raw(pgvector ? 'vector' : 'bytea')} not null,
         bits bit varying,
         primary key (workspace_id, model, revision_id)
       )`);
@@ -102,13 +114,34 @@ export class PostgresVectorStore {
         select format_type(atttypid, atttypmod) as type from pg_attribute
          where attrelid = 'search.vectors'::regclass and attname = 'embedding'`),
     )[0]?.type;
-    if (pgvector && column === 'real[]') {
-      // pgvector installed after vectors were stored: convert them in place (no re-embedding).
-      await tx.execute(sql`alter table search.vectors alter column embedding type vector using embedding::vector`);
-      await tx.execute(sql`update search.vectors set bits = null`);
-    }
+    if (pgvector && column === 'bytea') await this.convertToPgvector(tx);
     this.storeKind = pgvector || column === 'vector' ? 'pgvector' : 'exact';
     this.indexedModels.clear();
+  }
+
+  /** pgvector installed after vectors were stored: convert them in place (no re-embedding). */
+  private async convertToPgvector(tx: Pick<Database, 'execute'>): Promise<void> {
+    await tx.execute(sql`alter table search.vectors add column embedding_vector vector`);
+    for (;;) {
+      const rows = rowsOf<{ workspace_id: string; model: string; revision_id: string; embedding: Uint8Array }>(
+        await tx.execute(sql`
+          select workspace_id, model, revision_id, embedding from search.vectors
+           where embedding_vector is null limit 500`),
+      );
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        const bytes = row.embedding;
+        const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        const vector = Float32Array.from({ length: bytes.byteLength / 4 }, (_, i) => view.getFloat32(i * 4, true));
+        await tx.execute(sql`
+          update search.vectors set embedding_vector = ${vectorText(vector)}::vector
+           where workspace_id = ${row.workspace_id} and model = ${row.model} and revision_id = ${row.revision_id}`);
+      }
+    }
+    await tx.execute(sql`alter table search.vectors drop column embedding`);
+    await tx.execute(sql`alter table search.vectors rename column embedding_vector to embedding`);
+    await tx.execute(sql`alter table search.vectors alter column embedding set not null`);
+    await tx.execute(sql`update search.vectors set bits = null`);
   }
 
   /**
@@ -174,7 +207,7 @@ export class PostgresVectorStore {
           chunk.map(
             (d) => sql`(${workspaceId}, ${batch.model}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
               ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8,
-              ${kind === 'pgvector' ? sql`${vectorText(d.vector)}::vector` : sql`${arrayText(d.vector)}::real[]`},
+              ${kind === 'pgvector' ? sql`${vectorText(d.vector)}::vector` : sql`${packed(d.vector)}::bytea`},
               ${kind === 'pgvector' ? sql`null::varbit` : sql`${signBits(d.vector)}::varbit`})`,
           ),
           sql`, `,
@@ -270,16 +303,13 @@ export class PostgresVectorStore {
   private async searchExact(query: SemanticQuery, filters: SQL, wanted: number) {
     const candidates = Math.max(this.options.rescoreCandidates ?? 400, 10 * wanted);
     const result = await this.db.execute(sql`
-      with candidates as materialized (
-        select revision_id, memory_id, embedding from search.vectors
-         where ${filters}
-         order by bit_count(bits # ${signBits(query.vector)}::varbit), revision_id
-         limit ${candidates})
-      select revision_id, memory_id,
-             (select sum(a::float8 * b) from unnest(embedding, ${arrayText(query.vector)}::float8[]) as t(a, b)) as score
-        from candidates
-       order by score desc, revision_id
-       limit ${query.limit} offset ${query.offset}`);
-    return rowsOf<{ revision_id: string; memory_id: string; score: number }>(result);
+      select revision_id, memory_id, embedding from search.vectors
+       where ${filters}
+       order by bit_count(bits # ${signBits(query.vector)}::varbit), revision_id
+       limit ${candidates}`);
+    return rowsOf<{ revision_id: string; memory_id: string; embedding: Uint8Array }>(result)
+      .map((r) => ({ revision_id: r.revision_id, memory_id: r.memory_id, score: dotPacked(r.embedding, query.vector) }))
+      .sort((a, b) => b.score - a.score || (a.revision_id < b.revision_id ? -1 : a.revision_id > b.revision_id ? 1 : 0))
+      .slice(query.offset, query.offset + query.limit);
   }
 }

@@ -88,6 +88,29 @@ describe('the builtin embedder', () => {
     expect(order).toEqual(['query', 'documents']);
   });
 
+  it('embeds a text longer than a piece as the mean of its pieces, and lets a query pass it', async () => {
+    // 12 000 characters: 13 pieces, two a chunk (2000 characters), so the query goes in between.
+    const sentence = 'Ana keeps a tin of green tea in her desk and drinks it every morning. ';
+    const long = sentence.repeat(Math.ceil(12_000 / sentence.length)).slice(0, 12_000);
+    const order: string[] = [];
+    const document = embedder.embed([long], 'document').then((vectors) => {
+      order.push('document');
+      return vectors;
+    });
+    const query = embedder.embed(['what does Ana drink'], 'query').then((vectors) => {
+      order.push('query');
+      return vectors;
+    });
+    const [[longVector], [queryVector]] = await Promise.all([document, query]);
+    expect(order).toEqual(['query', 'document']);
+    expect(longVector?.length).toBe(512);
+    expect(dot(longVector as Float32Array, longVector as Float32Array)).toBeCloseTo(1, 4);
+    const [unrelated] = await embedder.embed(['The train to Lyon leaves from platform four at noon'], 'query');
+    expect(dot(longVector as Float32Array, queryVector as Float32Array)).toBeGreaterThan(
+      dot(longVector as Float32Array, unrelated as Float32Array),
+    );
+  });
+
   it('fails the calls of a killed child with EmbedderUnavailableError, then recovers', async () => {
     await embedder.start();
     const pid = embedder.pid as number;

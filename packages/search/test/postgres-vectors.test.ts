@@ -1,4 +1,4 @@
-import { Ledger } from '@tms/ledger';
+import { type Database, Ledger } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSearchProvider } from '../src/postgres-provider';
@@ -38,7 +38,7 @@ function documents(count: number): VectorDocument[] {
 
 interface Subject {
   name: string;
-  open(store: 'auto' | 'exact'): Promise<{ provider: PostgresSearchProvider; close(): Promise<void> }>;
+  open(store: 'auto' | 'exact'): Promise<{ provider: PostgresSearchProvider; db: Database; close(): Promise<void> }>;
 }
 
 let database: TestDatabase | null = null;
@@ -48,7 +48,8 @@ const subjects: Subject[] = [
     async open(store) {
       const ledger = await Ledger.open({ dataDir: 'memory://' });
       await ledger.migrate();
-      return { provider: new PostgresSearchProvider(ledger.handle.db, { store }), close: () => ledger.close() };
+      const db = ledger.handle.db;
+      return { provider: new PostgresSearchProvider(db, { store }), db, close: () => ledger.close() };
     },
   },
   {
@@ -57,7 +58,8 @@ const subjects: Subject[] = [
       database ??= await createTestDatabase('tms_vectors');
       const ledger = await Ledger.open({ databaseUrl: database.url });
       await ledger.migrate();
-      return { provider: new PostgresSearchProvider(ledger.handle.db, { store }), close: () => ledger.close() };
+      const db = ledger.handle.db;
+      return { provider: new PostgresSearchProvider(db, { store }), db, close: () => ledger.close() };
     },
   },
 ];
@@ -135,7 +137,7 @@ describe.each(subjects)('postgres vector store on $name', (subject) => {
 
 describe('the exact-scan store and the pgvector store (PGlite) on the same data', () => {
   const docs = documents(400);
-  const opened: { provider: PostgresSearchProvider; close(): Promise<void> }[] = [];
+  const opened: { provider: PostgresSearchProvider; db: Database; close(): Promise<void> }[] = [];
   afterAll(async () => {
     for (const o of opened) await o.close();
   });
@@ -177,5 +179,28 @@ describe('the exact-scan store and the pgvector store (PGlite) on the same data'
         for (const [i, hit] of b.entries()) expect(hit.score).toBeCloseTo(a[i]?.score ?? Number.NaN, 4);
       }
     }
+  });
+
+  it('converts exact-store vectors in place when pgvector becomes available, without re-embedding', async () => {
+    const [exact, hnsw] = opened as [(typeof opened)[0], (typeof opened)[0]];
+    const q = {
+      workspaceId: 'ws_a',
+      namespaceIds: ['ns_0', 'ns_1', 'ns_2', 'ns_3'],
+      asOf: 1000,
+      knownAt: 1000,
+      limit: 10,
+      offset: 0,
+      model: MODEL,
+      vector: randomUnit(77, DIMENSIONS),
+    };
+    const before = await exact.provider.searchSemantic(q);
+    // The same database prepared by a provider that may use the extension (PGlite ships it).
+    const upgraded = new PostgresSearchProvider(exact.db);
+    await upgraded.prepare();
+    expect(upgraded.vectors.kind).toBe('pgvector');
+    const after = await upgraded.searchSemantic(q);
+    expect(after.map((h) => h.revisionId)).toEqual(before.map((h) => h.revisionId));
+    expect(await upgraded.vectorRevisionIds('ws_a', MODEL)).toHaveLength(docs.length);
+    expect((await hnsw.provider.searchSemantic(q)).map((h) => h.revisionId)).toEqual(before.map((h) => h.revisionId));
   });
 });

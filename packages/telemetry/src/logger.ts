@@ -14,7 +14,7 @@ export interface LoggerSettings {
   /**
    * Gather stdout lines into writes of `BUFFERED_BYTES`, or whatever gathered every
    * `BUFFERED_FLUSH_MS`: the gateway's line per request, written alone, cost about 3% of its
-   * reads' throughput (README, "Performance"). Lines still buffered are written when the
+   * reads' throughput (docs/performance.md). Lines still buffered are written when the
    * process exits, also on an uncaught error; a SIGKILL loses at most the last interval's.
    */
   buffered?: boolean;

@@ -42,7 +42,7 @@ const LEAVES = PATHS.filter(
 );
 
 describe('svc usage (decisions §9)', () => {
-  it('knows every command the README documents', () => {
+  it('knows every command docs/operations.md documents', () => {
     expect(PATHS.map((p) => p.join(' '))).toEqual(
       expect.arrayContaining([
         'migrate',

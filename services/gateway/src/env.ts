@@ -29,13 +29,13 @@ const schema = z
     /**
      * Postgres connections per gateway process. 10 measured as fast as 32 at 32 requests in flight
      * (reads, 150 s; creates) with less CPU per request, and leaves room under Postgres's
-     * max_connections for replicas and workers (README, Performance).
+     * max_connections for replicas and workers (docs/performance.md).
      */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
     /**
      * Postgres connections of their own for point reads (memories.get, evidence.get,
      * namespaces.get), on which the driver pipelines them; 0 puts them back on the pool. One
-     * read the fastest: 2 split each turn's reads into two socket writes (README, Performance).
+     * read the fastest: 2 split each turn's reads into two socket writes (docs/performance.md).
      */
     DATABASE_POINT_READ_CONNECTIONS: z.coerce.number().int().min(0).max(100).default(1),
     /** Open GraphQL subscription streams per gateway process; past it a new one is refused with `unavailable`. */

@@ -89,6 +89,9 @@ describe('the search index on Postgres (decisions §9)', () => {
     expect(gauge(during, 'tms_indexer_lag_commits')).toBeGreaterThanOrEqual(3);
     expect(gauge(during, 'tms_indexer_lag_seconds')).toBeGreaterThanOrEqual(1);
     expect(gauge(during, 'tms_indexer_stalled_workspaces')).toBeGreaterThanOrEqual(1);
+    // The semantic arm (EMBEDDER defaults to builtin) has its own series: no indexer embeds either.
+    expect(gauge(idle, 'tms_indexer_lag_commits', 'semantic')).toBe(0);
+    expect(gauge(during, 'tms_indexer_lag_commits', 'semantic')).toBeGreaterThanOrEqual(3);
     // Repeated only every few minutes, not on every check.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(stalled()).toHaveLength(1);

@@ -9,6 +9,7 @@ import {
   NoEmbedder,
   OpenAiEmbedder,
   PostgresSearchProvider,
+  readIndexLag,
   type SemanticBatchReport,
   type SemanticQuery,
   semanticCursorName,
@@ -74,7 +75,8 @@ class LoopbackEmbeddings {
       model: 'reversed-use-lite',
       dimensions: 512,
       attempts: 1,
-      timeoutMs: 2000,
+      // The builtin model behind it is slow on a loaded machine; a stopped server fails at once.
+      timeoutMs: 60_000,
     });
   }
 }
@@ -270,6 +272,37 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
       await running;
       await server.stop();
     }
+  });
+
+  it('the semantic arm counts as stalled only when its cursor stops, not while it trails', async () => {
+    const { workspaceId, home, remember } = await setup();
+    for (const text of ['Ana prefers green tea', 'The train leaves at noon', 'Rain is expected on Monday']) {
+      await remember(home, text);
+    }
+    const cursor = semanticCursorName('postgres', builtin.model);
+    const ledger = h.gateway.ledger;
+    const lagOf = async () =>
+      (await ledger.stores.indexState.lag(cursor, true)).find((w) => w.workspaceId === workspaceId);
+    // Never advanced and older than the threshold: stalled.
+    const never = await lagOf();
+    const neverAt = (never?.oldestUnindexedAt as number) + 10;
+    const stalledNow = await readIndexLag(ledger, cursor, 5, neverAt, 'semantic');
+    expect(stalledNow.stalled.map((w) => w.workspaceId)).toContain(workspaceId);
+    // One batch of one commit: the cursor moved after the next unindexed commit was recorded.
+    const indexer = new Indexer(ledger, provider, { embedder: builtin, semantic: { batchSize: 1 } });
+    expect(await indexer.semantic?.indexBatch(workspaceId)).toBe(1);
+    const trailing = await lagOf();
+    const since = trailing?.oldestUnindexedAt as number;
+    const moved = trailing?.updatedAt as number;
+    expect(moved).toBeGreaterThan(since);
+    const stall = (moved - since) / 2;
+    const at = moved + stall / 2;
+    const semantic = await readIndexLag(ledger, cursor, stall, at, 'semantic');
+    expect(semantic.stalled.map((w) => w.workspaceId)).not.toContain(workspaceId);
+    expect(semantic.commits).toBeGreaterThan(0);
+    // The lexical rule (age of the oldest unindexed commit alone) would call it stalled.
+    const lexicalRule = await readIndexLag(ledger, cursor, stall, at, 'lexical');
+    expect(lexicalRule.stalled.map((w) => w.workspaceId)).toContain(workspaceId);
   });
 
   it('with EMBEDDER=none there is no semantic cursor at all', async () => {

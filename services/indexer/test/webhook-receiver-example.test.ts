@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../gateway/test/harness';
 import { until } from './webhook-receiver';
 
-/* The README's webhook receiver, examples/webhook-receiver.mjs, run as its readers would run it. */
+/* The webhook receiver of docs/api.md, examples/webhook-receiver.mjs, run as its readers would run it. */
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../../examples/webhook-receiver.mjs');
 

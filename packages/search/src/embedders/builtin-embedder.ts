@@ -17,7 +17,7 @@ export interface BuiltinEmbedderOptions {
   niceness?: number;
   /** Most texts sent to the child at once; a query waits for at most one such chunk. Default 8. */
   chunkTexts?: number;
-  /** Most characters in one chunk (a chunk holds at least one text, however long). Default 4000. */
+  /** Most characters in one chunk (a chunk holds at least one text or piece). Default 2000. */
   chunkCharacters?: number;
   /** A child that has not loaded the model by then is killed and started again. Default 60 s. */
   loadTimeoutMs?: number;
@@ -58,6 +58,51 @@ type State = 'idle' | 'starting' | 'ready' | 'down' | 'closed';
 
 /** The last bytes of the child's stderr kept for the error that reports its death. */
 const STDERR_TAIL = 2000;
+
+/**
+ * Longest piece of text the model is given. Its tokenizer takes time quadratic in a text's length
+ * (a 64 KiB text kept the child busy for over a minute), so a longer text is embedded as pieces,
+ * cut at a space where there is one, whose vectors are averaged. Pieces are units of the queue:
+ * a query waits for at most one chunk of them, however long the document.
+ */
+export const BUILTIN_PIECE_CHARACTERS = 1000;
+/**
+ * Pieces of one text at most: its first 16 000 characters carry its meaning for the semantic arm
+ * (the lexical arm searches all of it), which bounds the child's time on one text to seconds.
+ */
+export const BUILTIN_MAX_PIECES = 16;
+
+function piecesOf(text: string): string[] {
+  if (text.length <= BUILTIN_PIECE_CHARACTERS) return [text];
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < text.length && pieces.length < BUILTIN_MAX_PIECES) {
+    let end = Math.min(text.length, start + BUILTIN_PIECE_CHARACTERS);
+    if (end < text.length) {
+      const space = text.lastIndexOf(' ', end);
+      if (space > start + BUILTIN_PIECE_CHARACTERS / 2) end = space;
+      // Never split a surrogate pair.
+      else if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+    }
+    const piece = text.slice(start, end).trim();
+    if (piece !== '') pieces.push(piece);
+    start = end;
+  }
+  return pieces.length > 0 ? pieces : [' '];
+}
+
+/** The unit-length mean of each text's piece vectors. */
+function meanPerOwner(vectors: Float32Array[], owners: number[], count: number, dimensions: number): Float32Array[] {
+  const sums = Array.from({ length: count }, () => new Float64Array(dimensions));
+  vectors.forEach((vector, i) => {
+    const sum = sums[owners[i] as number] as Float64Array;
+    for (let d = 0; d < dimensions; d++) sum[d] = (sum[d] as number) + (vector[d] as number);
+  });
+  return sums.map((sum) => {
+    const norm = Math.hypot(...sum) || 1;
+    return Float32Array.from(sum, (x) => x / norm);
+  });
+}
 
 /**
  * The default embedder: USE lite run in a child process at a raised nice value, so the model's
@@ -102,7 +147,7 @@ export class BuiltinEmbedder implements Embedder {
   constructor(options: BuiltinEmbedderOptions = {}) {
     this.niceness = options.niceness ?? 10;
     this.chunkTexts = options.chunkTexts ?? 8;
-    this.chunkCharacters = options.chunkCharacters ?? 4000;
+    this.chunkCharacters = options.chunkCharacters ?? 2000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 60_000;
     this.chunkTimeoutMs = options.chunkTimeoutMs ?? 60_000;
     this.restartDelayMs = options.restartDelayMs ?? 500;
@@ -131,15 +176,24 @@ export class BuiltinEmbedder implements Embedder {
     return new Promise((resolve, reject) => this.startWaiters.push({ resolve, reject }));
   }
 
-  embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]> {
-    if (this.state === 'closed' || this.state === 'down') return Promise.reject(this.unavailable());
-    if (texts.length === 0) return Promise.resolve([]);
+  async embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]> {
+    if (this.state === 'closed' || this.state === 'down') throw this.unavailable();
+    if (texts.length === 0) return [];
     if (this.state === 'idle') this.spawn();
-    return new Promise((resolve, reject) => {
-      const job: Job = { texts, vectors: new Array(texts.length), sent: 0, answered: 0, resolve, reject };
+    const pieces: string[] = [];
+    const owners: number[] = [];
+    texts.forEach((text, owner) => {
+      for (const piece of piecesOf(text)) {
+        pieces.push(piece);
+        owners.push(owner);
+      }
+    });
+    const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
+      const job: Job = { texts: pieces, vectors: new Array(pieces.length), sent: 0, answered: 0, resolve, reject };
       (purpose === 'query' ? this.queries : this.documents).push(job);
       this.dispatch();
     });
+    return pieces.length === texts.length ? vectors : meanPerOwner(vectors, owners, texts.length, this.dimensions);
   }
 
   async close(): Promise<void> {

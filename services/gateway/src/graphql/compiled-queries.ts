@@ -83,7 +83,7 @@ export interface CompiledQueriesOptions {
 /**
  * Queries executed by code compiled for their document (graphql-jit) instead of graphql-js's
  * executor walking the document field by field on every request: gateway CPU per memory view
- * from about 0.30 to 0.23 ms (`tsx bench/profile.ts graphql`, see the README's "Performance").
+ * from about 0.30 to 0.23 ms (`tsx bench/profile.ts graphql`, see docs/performance.md).
  *
  * Only queries of at most MAX_COMPILED_DOCUMENT_LENGTH characters, compiled within the
  * COMPILE_BUDGET: mutations and subscriptions keep graphql-js's executor. Parsing, validation,
@@ -193,7 +193,7 @@ export class CompiledQueries {
   /**
    * The known path: a request whose query text (and operation name) already ran on compiled code
    * runs it again directly, skipping Yoga's pipeline (its hooks, parse and validation caches,
-   * context assembly and promise chain), about a sixth of a memory view's gateway CPU (README).
+   * context assembly and promise chain), about a sixth of a memory view's gateway CPU (docs/performance.md).
    * What depends on the request still runs: the parameters' shape (anything but `query`, a string
    * `operationName` and object `variables` takes the full pipeline), and the introspection and
    * cost checks (`requestRefusals`, the pipeline's own). Null, with nothing executed, whenever
