@@ -304,7 +304,10 @@ export interface ComposedDomain {
  * verifier from the SESSION_* / OAUTH_* issuers and, with DEV_AUTH=1, the embedded dev issuer.
  * The gateway and `svc mcp` compose the one domain layer through this function.
  */
-export async function composeDomain(config: DomainConfig, options: ComposeOptions = {}): Promise<ComposedDomain> {
+export async function composeDomain(
+  config: DomainConfig & EmbedderConfig,
+  options: ComposeOptions = {},
+): Promise<ComposedDomain> {
   const embedded = !config.DATABASE_URL;
   const ledger = await Ledger.open({
     databaseUrl: config.DATABASE_URL,
