@@ -13,6 +13,9 @@
  * Layout of an output directory:
  *   bin/<name>.mjs     the bundles (ESM) and their .map files; the ledger finds its migrations
  *                      at bin/../drizzle (it resolves them relative to its own module)
+ *   bin/builtin-embedder-worker.mjs
+ *                      the builtin embedder's child process, which a bundle forks from beside
+ *                      itself (every output has it: any service may embed)
  *   drizzle/           a copy of packages/ledger/drizzle
  *   node_modules/<p>   symlinks to the installed third-party packages
  *   package.json       {"type": "module"}
@@ -29,6 +32,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { BUILTIN_WORKER_FILE } from '../packages/search/src/embedders/builtin-embedder';
 import { INPUTS_FILE, isStale } from './staleness.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,6 +55,19 @@ export const SERVICE_ENTRY_POINTS = {
   gateway: path.join(REPO_ROOT, 'services/gateway/src/main.ts'),
   indexer: path.join(REPO_ROOT, 'services/indexer/src/main.ts'),
   svc: path.join(REPO_ROOT, 'services/cli/src/main.ts'),
+};
+
+/**
+ * Scripts a bundle starts as child processes (`fork(new URL('./<name>.mjs', import.meta.url))`):
+ * built into every output beside the bundles, their third-party packages linked, never bundled
+ * (the embedding model reads its weights from its own package).
+ */
+export const CHILD_ENTRY_POINTS = {
+  [path.basename(BUILTIN_WORKER_FILE, '.mjs')]: path.join(
+    REPO_ROOT,
+    'packages/search/src/embedders',
+    BUILTIN_WORKER_FILE,
+  ),
 };
 
 const BUILTINS = new Set(builtinModules);
@@ -143,10 +160,12 @@ export async function buildBundles<const Name extends string>(
   const inputs = new Set([path.join(REPO_ROOT, 'pnpm-lock.yaml'), fileURLToPath(import.meta.url)]);
   for (const bundleThirdParty of [false, true]) {
     const group = names.filter((name) => selfContained.has(name) === bundleThirdParty);
-    if (group.length === 0) continue;
+    const groupEntries: Record<string, string> = Object.fromEntries(group.map((name) => [name, entryPoints[name]]));
+    if (!bundleThirdParty) Object.assign(groupEntries, CHILD_ENTRY_POINTS);
+    if (Object.keys(groupEntries).length === 0) continue;
     const result = await build({
       metafile: true,
-      entryPoints: Object.fromEntries(group.map((name) => [name, entryPoints[name]])),
+      entryPoints: groupEntries,
       outdir: binDir,
       outExtension: { '.js': '.mjs' },
       bundle: true,

@@ -7,7 +7,8 @@ import { isStale, withBuildLock } from './staleness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
-const bundles = ['gateway', 'indexer', 'svc'];
+// The services, and the builtin embedder's child they fork from beside them.
+const bundles = ['gateway', 'indexer', 'svc', 'builtin-embedder-worker'];
 if (isStale(dist, bundles)) {
   // Another start may be building already: wait for it, then build only if still stale. The
   // lock lies beside dist/, which the build removes and writes anew.

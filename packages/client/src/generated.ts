@@ -644,8 +644,8 @@ export type NamespacesUpdateOutput = {
 export type RecallInput = {
   /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   as_of?: number;
-  budget: {
-    max_context_chars: number;
+  budget?: {
+    max_context_chars?: number;
     max_items?: number;
   };
   include_descendants?: boolean;
@@ -653,6 +653,7 @@ export type RecallInput = {
   /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   known_at?: number;
   min_sequence?: number;
+  mode?: "hybrid" | "lexical" | "semantic";
   namespace_ids: Array<string>;
   on_pending?: "report" | "error";
   query: string;
@@ -665,10 +666,19 @@ export type RecallOutput = {
   indexed_sequence: number;
   items: Array<{
     memory: Memory;
+    ranks: {
+      lexical: number | null;
+      semantic: number | null;
+    };
     revision: Revision;
     score: number;
     stale: boolean;
   }>;
+  retrieval: {
+    lexical: "ok" | "off" | "unavailable";
+    mode: "hybrid" | "lexical" | "semantic";
+    semantic: "ok" | "off" | "unavailable";
+  };
   status: "complete" | "partial" | "degraded" | "pending";
 };
 

@@ -13,7 +13,16 @@ import {
   rateLimiterFor,
 } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
-import { MeilisearchProvider, NoSearchProvider, PostgresSearchProvider, type SearchProvider } from '@tms/search';
+import {
+  BuiltinEmbedder,
+  type Embedder,
+  MeilisearchProvider,
+  NoEmbedder,
+  NoSearchProvider,
+  OpenAiEmbedder,
+  PostgresSearchProvider,
+  type SearchProvider,
+} from '@tms/search';
 import { webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
@@ -74,6 +83,97 @@ export function meiliApiKeyOf(config: MeiliKeyConfig): string | undefined {
 const nonEmpty = z.string().min(1, 'is empty: set a value, or leave the variable unset');
 
 /**
+ * Which embedder makes the semantic arm's vectors (decisions §11): `builtin` (the default, a model
+ * shipped with the service, no network), `openai` (any OpenAI-compatible `POST
+ * {EMBEDDINGS_URL}/embeddings`) or `none` (lexical recall only). The gateway, the indexer and the
+ * CLI read them the same way.
+ */
+export const embedderEnvShape = {
+  EMBEDDER: z.enum(['builtin', 'openai', 'none']).default('builtin'),
+  /** The API's base URL, e.g. https://api.openai.com/v1 (`/embeddings` is added). */
+  EMBEDDINGS_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  /** Asked of the endpoint and required of its answers; unset, the model's own size (learned at boot). */
+  EMBEDDINGS_DIMENSIONS: z.coerce.number().int().min(1).max(16_384).optional(),
+};
+
+export interface EmbedderConfig {
+  /** Absent means `builtin`. */
+  EMBEDDER?: 'builtin' | 'openai' | 'none' | undefined;
+  EMBEDDINGS_URL?: string | undefined;
+  EMBEDDINGS_MODEL?: string | undefined;
+  EMBEDDINGS_API_KEY?: string | undefined;
+  EMBEDDINGS_DIMENSIONS?: number | undefined;
+}
+
+const OPENAI_ONLY = ['EMBEDDINGS_URL', 'EMBEDDINGS_MODEL', 'EMBEDDINGS_API_KEY', 'EMBEDDINGS_DIMENSIONS'] as const;
+
+/** Cross-field rules of `embedderEnvShape`, for a `superRefine` of the schema that spreads it. */
+export function checkEmbedderEnv(env: EmbedderConfig, ctx: z.RefinementCtx): void {
+  const kind = env.EMBEDDER ?? 'builtin';
+  if (kind === 'openai') {
+    for (const name of ['EMBEDDINGS_URL', 'EMBEDDINGS_MODEL'] as const) {
+      if (env[name] === undefined)
+        ctx.addIssue({ code: 'custom', path: [name], message: 'required when EMBEDDER=openai' });
+    }
+    if (
+      env.EMBEDDINGS_URL &&
+      URL.canParse(env.EMBEDDINGS_URL) &&
+      /\/embeddings\/*$/.test(new URL(env.EMBEDDINGS_URL).pathname)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EMBEDDINGS_URL'],
+        message: 'give the base URL (e.g. https://api.openai.com/v1): /embeddings is added to it',
+      });
+    }
+    return;
+  }
+  // Set for another kind, they would be ignored: most likely EMBEDDER=openai was forgotten.
+  for (const name of OPENAI_ONLY) {
+    if (env[name] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `only read when EMBEDDER=openai (EMBEDDER is ${kind})` });
+    }
+  }
+}
+
+/**
+ * The embedder EMBEDDER names; nothing starts or connects yet. An `openai` embedder without
+ * EMBEDDINGS_DIMENSIONS knows its dimension count (and so its `model`) only after
+ * `checkEmbedder`, which boot runs first.
+ */
+export function embedderFor(config: EmbedderConfig): Embedder {
+  switch (config.EMBEDDER ?? 'builtin') {
+    case 'builtin':
+      return new BuiltinEmbedder();
+    case 'openai':
+      return new OpenAiEmbedder({
+        url: config.EMBEDDINGS_URL as string,
+        model: config.EMBEDDINGS_MODEL as string,
+        apiKey: config.EMBEDDINGS_API_KEY,
+        dimensions: config.EMBEDDINGS_DIMENSIONS,
+      });
+    case 'none':
+      return new NoEmbedder();
+  }
+}
+
+/**
+ * The boot check: the builtin model loads, the openai endpoint answers with the configured
+ * dimension count (learning it when unset). Throws an Error whose message is one line naming
+ * the problem (`EMBEDDER=openai: embeddings endpoint ... is unreachable (ECONNREFUSED)`).
+ */
+export async function checkEmbedder(embedder: Embedder): Promise<void> {
+  try {
+    if (embedder instanceof OpenAiEmbedder) await embedder.probe();
+    else if (embedder instanceof BuiltinEmbedder) await embedder.start();
+  } catch (error) {
+    throw new Error(`EMBEDDER=${embedder.kind}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
  * The operator-contract variables every process that serves the domain reads: where the ledger
  * is and which issuers are trusted (decisions §9). Each service parses them inside its own env
  * module (with its other variables) and hands the parsed values here.
@@ -99,6 +199,7 @@ export const domainEnvShape = {
   SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
   MEILI_URL: z.url().optional(),
   ...meiliKeyEnvShape,
+  ...embedderEnvShape,
   ...webhookTargetEnvShape,
   // `off`, or `name=count/seconds` per catalog operation and `*` for the others (docs/api.md, "Rate limits").
   RATE_LIMITS: z
@@ -174,7 +275,7 @@ export const listEveryProblem = {
 };
 
 /** Cross-field rules of `domainEnvShape`, for a `superRefine` of the schema that spreads it. */
-export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
+export function checkDomainEnv(env: DomainConfig & EmbedderConfig, ctx: z.RefinementCtx): void {
   for (const prefix of ['SESSION', 'OAUTH'] as const) {
     const parts = (['ISSUER', 'JWKS_URI', 'AUDIENCE'] as const).map((p) => `${prefix}_${p}` as const);
     const set = parts.filter((p) => env[p] !== undefined);
@@ -191,6 +292,7 @@ export function checkDomainEnv(env: DomainConfig, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
   }
   checkMeiliKey(env, ctx);
+  checkEmbedderEnv(env, ctx);
 }
 
 /** The search provider SEARCH_PROVIDER names, over this ledger. */
@@ -271,6 +373,12 @@ export interface ComposedDomain {
   search: SearchProvider;
   /** The domain's rate limiter (null: none); its `close` ends its Redis connection. */
   rateLimiter: RateLimiter | null;
+  /**
+   * The embedder EMBEDDER names, recall's for its queries: an indexer in the same process uses
+   * it too (one builtin child per process). Nothing starts until the first embedding; whoever
+   * composed the domain closes it.
+   */
+  embedder: Embedder;
 }
 
 /**
@@ -278,7 +386,10 @@ export interface ComposedDomain {
  * verifier from the SESSION_* / OAUTH_* issuers and, with DEV_AUTH=1, the embedded dev issuer.
  * The gateway and `svc mcp` compose the one domain layer through this function.
  */
-export async function composeDomain(config: DomainConfig, options: ComposeOptions = {}): Promise<ComposedDomain> {
+export async function composeDomain(
+  config: DomainConfig & EmbedderConfig,
+  options: ComposeOptions = {},
+): Promise<ComposedDomain> {
   const embedded = !config.DATABASE_URL;
   const ledger = await Ledger.open({
     databaseUrl: config.DATABASE_URL,
@@ -325,12 +436,14 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
     // external provider may be down at start, which recall reports as `degraded`.
     if (search.name === 'postgres') await search.prepare();
     const rateLimiter = await rateLimiterOf(config, options.rateLimitStore);
+    const embedder = embedderFor(config);
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
       rateLimiter,
       allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',
       observer: options.observer,
+      embedder,
     });
-    return { domain, ledger, devIssuer, embedded, search, rateLimiter };
+    return { domain, ledger, devIssuer, embedded, search, rateLimiter, embedder };
   } catch (error) {
     await ledger.close().catch(() => {});
     throw error;

@@ -7,6 +7,7 @@ import type { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { DomainError } from './errors';
 import type { GroupCommitObserver } from './group-commit';
+import type { QueryVectors } from './query-vectors';
 
 /** Operator settings the rules depend on. */
 export interface DomainSettings {
@@ -39,6 +40,8 @@ export interface HandlerContext {
   access: WorkspaceAccess | null;
   /** The search provider for recall, or null when none is configured. */
   search: SearchProvider | null;
+  /** Query vectors for recall's semantic arm; null when the embedder is `none` (the arm is off). */
+  queryVectors: QueryVectors | null;
   settings: DomainSettings;
   observer: DomainObserver;
   /**

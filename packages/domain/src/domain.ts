@@ -17,7 +17,7 @@ import {
   workspaceIdSchema,
 } from '@tms/catalog';
 import type { ActorRow, CommitStamp, IdempotencyRecord, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
-import type { SearchProvider } from '@tms/search';
+import type { Embedder, SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
@@ -30,6 +30,7 @@ import { DomainError } from './errors';
 import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
 import { HANDLERS } from './handlers';
 import { RequestLoaders } from './loaders';
+import { QueryVectors } from './query-vectors';
 import type { RateLimiter } from './rate-limiter';
 
 /**
@@ -102,6 +103,8 @@ export interface DomainOptions {
   allowPrivateWebhookTargets?: boolean;
   /** Told the outcome of each recall (metrics); none: nobody listens. */
   observer?: DomainObserver;
+  /** Embeds recall's queries for the semantic arm; none, or kind `none`: the semantic arm is off. */
+  embedder?: Embedder | null;
 }
 
 export class Domain {
@@ -109,6 +112,8 @@ export class Domain {
   private readonly rateLimiter: RateLimiter | null;
   private readonly settings: DomainSettings;
   private readonly observer: DomainObserver;
+  /** The embedder behind a query-vector cache, or null when the semantic arm is off. */
+  private readonly queryVectors: QueryVectors | null;
   /** Per-workspace group commit (Postgres only: PGlite has one connection and runs serially). */
   private readonly groupCommits: GroupCommitter | null;
   /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
@@ -126,6 +131,8 @@ export class Domain {
     this.rateLimiter = options.rateLimiter ?? null;
     this.settings = { allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false };
     this.observer = options.observer ?? {};
+    const embedder = options.embedder ?? null;
+    this.queryVectors = embedder && embedder.kind !== 'none' ? new QueryVectors(embedder) : null;
     this.groupCommits = ledger.driver === 'postgres' ? GroupCommitter.of(ledger) : null;
     this.commitWatch = new CommitWatch(ledger);
   }
@@ -463,6 +470,7 @@ export class Domain {
       selectedWorkspaceId: meta.selectedWorkspaceId,
       access,
       search: this.search,
+      queryVectors: this.queryVectors,
       deadline: meta.deadline ?? null,
       commitWatch: this.commitWatch,
       settings: this.settings,

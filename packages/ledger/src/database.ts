@@ -230,11 +230,14 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   }
 
   // PGlite and its drizzle driver are loaded only here: a gateway on Postgres never needs them.
-  const [{ PGlite: PGliteClass }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('drizzle-orm/pglite'),
-    import('drizzle-orm/pglite/migrator'),
-  ]);
+  const [{ PGlite: PGliteClass }, { vector }, { drizzle: drizzlePglite }, { migrate: migratePglite }] =
+    await Promise.all([
+      import('@electric-sql/pglite'),
+      // pgvector for the semantic arm's HNSW index (decisions §11): available, created by the search provider.
+      import('@electric-sql/pglite-pgvector'),
+      import('drizzle-orm/pglite'),
+      import('drizzle-orm/pglite/migrator'),
+    ]);
   const dataDir = options.dataDir ?? 'memory://';
   // One process at a time on a folder (decisions §9), locked before PGlite touches it.
   const lock = dataDir.startsWith('memory://')
@@ -243,7 +246,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   let client: PGlite;
   try {
     if (lock) fs.mkdirSync(dataDir, { recursive: true });
-    client = await PGliteClass.create(dataDir);
+    client = await PGliteClass.create(dataDir, { extensions: { vector } });
   } catch (error) {
     lock?.release();
     throw error;

@@ -1,11 +1,31 @@
+export {
+  BUILTIN_DIMENSIONS,
+  BUILTIN_MODEL,
+  BUILTIN_WORKER_FILE,
+  BuiltinEmbedder,
+  type BuiltinEmbedderOptions,
+} from './embedders/builtin-embedder';
 export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
+export { NoEmbedder } from './embedders/none-embedder';
+export { EmbedderProbeError, OpenAiEmbedder, type OpenAiEmbedderOptions } from './embedders/openai-embedder';
+export {
+  DEFAULT_FUSION,
+  FUSION_WEIGHTS,
+  type FusedCandidate,
+  type FusionMethod,
+  fuseRankings,
+  type RankedCandidate,
+  type Rankings,
+  RRF_K,
+} from './fusion';
 export { Indexer, type IndexerOptions } from './indexer';
-export { type IndexLagSummary, IndexLagWatch, indexLagMetrics, readIndexLag } from './lag';
+export { type IndexArm, type IndexLagSummary, IndexLagWatch, indexArms, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
 export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
 export { indexerMetrics } from './metrics';
 export { NoSearchProvider } from './none-provider';
 export { PostgresSearchProvider } from './postgres-provider';
+export { PostgresVectorStore, type VectorStoreKind, type VectorStoreOptions } from './postgres-vectors';
 export {
   queryTerms,
   type SearchDocument,
@@ -15,4 +35,8 @@ export {
   SearchUnavailableError,
   type SemanticQuery,
   semanticCursorName,
+  type VectorBatch,
+  type VectorDocument,
+  type VectorMetadata,
 } from './provider';
+export { type SemanticBatchReport, SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';

@@ -1,6 +1,8 @@
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { COMMIT_CHANNEL, type Ledger, type RevisionRow, type Stores } from '@tms/ledger';
+import type { Embedder } from './embedders/embedder';
 import type { SearchDocument, SearchProvider } from './provider';
+import { SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';
 
 export interface IndexerOptions {
   /** Commits per batch. */
@@ -12,9 +14,18 @@ export interface IndexerOptions {
   exclusive?: boolean;
   /** Polling interval when no NOTIFY arrives (the fallback wake-up). */
   pollMs?: number;
+  /**
+   * The semantic arm's embedder (decisions §11); absent or kind `none`: lexical only, and no
+   * semantic cursor at all. The semantic arm runs its own loop beside the lexical one, so a slow
+   * or unavailable embedder only delays (backs off) the semantic arm.
+   */
+  embedder?: Embedder | undefined;
+  /** Options of the semantic arm (batch sizes, its own `onBatch`). */
+  semantic?: Omit<SemanticIndexerOptions, 'exclusive'>;
   /** A batch whose advance has committed. */
   onBatch?: (event: BatchReport) => void;
-  onError?: (error: unknown, attempt: number) => void;
+  /** A failed attempt of either arm (`arm` says which); the arm retries with backoff. */
+  onError?: (error: unknown, attempt: number, arm: 'lexical' | 'semantic') => void;
   /** Called between applying a batch and advancing the indexed sequence (tests crash here). */
   beforeAdvance?: (workspaceId: string, sequence: number) => Promise<void> | void;
 }
@@ -52,7 +63,9 @@ export class Indexer {
   private readonly exclusive: boolean;
   private readonly pollMs: number;
   private stopped = false;
-  private wake: (() => void) | null = null;
+  private readonly wakers = new Set<() => void>();
+  /** The semantic arm, when an embedder (not `none`) was given. */
+  readonly semantic: SemanticIndexer | null;
 
   constructor(
     private readonly ledger: Ledger,
@@ -62,10 +75,25 @@ export class Indexer {
     this.batchSize = options.batchSize ?? 200;
     this.exclusive = options.exclusive ?? ledger.driver === 'postgres';
     this.pollMs = options.pollMs ?? 1000;
+    this.semantic =
+      options.embedder && options.embedder.kind !== 'none'
+        ? new SemanticIndexer(ledger, provider, options.embedder, { ...options.semantic, exclusive: this.exclusive })
+        : null;
   }
 
-  /** Index every workspace that is behind until all are caught up; returns commits indexed. */
+  /**
+   * Both arms until caught up (the semantic one after the lexical one); returns commits
+   * indexed by the lexical arm. Throws `EmbedderUnavailableError` if the embedder cannot answer,
+   * after the lexical arm caught up.
+   */
   async catchUp(): Promise<number> {
+    const lexical = await this.catchUpLexical();
+    await this.semantic?.catchUp();
+    return lexical;
+  }
+
+  /** The lexical arm only: index every workspace that is behind until all are caught up. */
+  async catchUpLexical(): Promise<number> {
     let total = 0;
     for (const { workspaceId } of await this.ledger.stores.indexState.lag(this.provider.name, true)) {
       for (;;) {
@@ -141,46 +169,62 @@ export class Indexer {
   }
 
   /**
-   * Run until `stop()`: woken by NOTIFY on every commit, polling as the fallback, retrying
-   * with exponential backoff (capped at 30 s) while the provider or database fails.
+   * Run until `stop()`: one loop per arm, each woken by NOTIFY on every commit, polling as the
+   * fallback, retrying with exponential backoff (capped at 30 s) while its provider, embedder
+   * or the database fails. The arms never wait for each other.
    */
   async run(): Promise<void> {
-    const unlisten = await this.ledger.handle.listen(COMMIT_CHANNEL, () => this.wake?.()).catch(() => null);
-    let attempt = 0;
+    const unlisten = await this.ledger.handle
+      .listen(COMMIT_CHANNEL, () => {
+        for (const wake of this.wakers) wake();
+      })
+      .catch(() => null);
     try {
       await this.provider.prepare().catch(() => {});
-      while (!this.stopped) {
-        let delay = this.pollMs;
-        try {
-          if (attempt > 0) await this.provider.prepare();
-          await this.catchUp();
-          attempt = 0;
-        } catch (error) {
-          attempt += 1;
-          this.options.onError?.(error, attempt);
-          delay = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          // While failing, commits do not cut the backoff short.
-          this.wake =
-            attempt === 0 || this.stopped
-              ? () => {
-                  clearTimeout(timer);
-                  resolve();
-                }
-              : null;
-        });
-        this.wake = null;
-      }
+      const semantic = this.semantic;
+      await Promise.all([
+        this.loop('lexical', () => this.catchUpLexical()),
+        semantic ? this.loop('semantic', () => semantic.catchUp()) : null,
+      ]);
     } finally {
       await unlisten?.().catch(() => {});
     }
   }
 
+  private async loop(arm: 'lexical' | 'semantic', work: () => Promise<number>): Promise<void> {
+    let attempt = 0;
+    while (!this.stopped) {
+      let delay = this.pollMs;
+      try {
+        if (attempt > 0) await this.provider.prepare();
+        await work();
+        attempt = 0;
+      } catch (error) {
+        attempt += 1;
+        this.options.onError?.(error, attempt, arm);
+        delay = Math.min(30_000, 250 * 2 ** Math.min(attempt, 7));
+      }
+      if (this.stopped) break;
+      await new Promise<void>((resolve) => {
+        // While failing, commits do not cut the backoff short (stop does).
+        const wake = () => {
+          if (attempt > 0 && !this.stopped) return;
+          clearTimeout(timer);
+          this.wakers.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          this.wakers.delete(wake);
+          resolve();
+        }, delay);
+        this.wakers.add(wake);
+      });
+    }
+  }
+
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    for (const wake of this.wakers) wake();
   }
 
   /** Whether `run` has been asked to stop. */

@@ -1,7 +1,36 @@
 import type { IndexLag, Ledger } from '@tms/ledger';
 import { Gauge, type Registry } from 'prom-client';
+import type { Embedder } from './embedders/embedder';
+import { semanticCursorName } from './provider';
 
-/** How far one provider's index trails the ledger, summed over the workspaces that are behind. */
+/**
+ * One arm of the index and its cursor in `index_state`: the lexical arm's is the provider's
+ * name, the semantic arm's `semanticCursorName(provider, model)` (decisions §11).
+ */
+export interface IndexArm {
+  arm: 'lexical' | 'semantic';
+  cursor: string;
+}
+
+/**
+ * The arms a deployment keeps: lexical always, semantic unless EMBEDDER=none. The semantic
+ * cursor is read when used: an openai model without configured dimensions is named only after
+ * its boot probe (until then reading it throws, and the lag reads as unknown).
+ */
+export function indexArms(provider: string, embedder?: Pick<Embedder, 'kind' | 'model'> | null): IndexArm[] {
+  const arms: IndexArm[] = [{ arm: 'lexical', cursor: provider }];
+  if (embedder && embedder.kind !== 'none') {
+    arms.push({
+      arm: 'semantic',
+      get cursor() {
+        return semanticCursorName(provider as 'postgres', embedder.model);
+      },
+    });
+  }
+  return arms;
+}
+
+/** How far one arm's index trails the ledger, summed over the workspaces that are behind. */
 export interface IndexLagSummary {
   /** Workspaces with at least one commit not yet indexed. */
   workspacesBehind: number;
@@ -15,14 +44,20 @@ export interface IndexLagSummary {
 
 const nowSeconds = () => Date.now() / 1000;
 
-/** Read the lag once: one statement over workspace heads, index state and the first unindexed commit. */
+/**
+ * Read the lag of one cursor once: one statement over workspace heads, index state and the first
+ * unindexed commit. The semantic arm is expected to trail (an embedder makes ~35 vectors a
+ * second on one core, writes come faster), so it is stalled only when its cursor has also not
+ * moved for `stallSeconds`: slow is not stalled, stopped is.
+ */
 export async function readIndexLag(
   ledger: Ledger,
-  provider: string,
+  cursor: string,
   stallSeconds: number,
   now: number = nowSeconds(),
+  arm: IndexArm['arm'] = 'lexical',
 ): Promise<IndexLagSummary> {
-  const behind = await ledger.stores.indexState.lag(provider, true);
+  const behind = await ledger.stores.indexState.lag(cursor, true);
   let commits = 0;
   let oldest = now;
   const stalled: IndexLag[] = [];
@@ -30,48 +65,62 @@ export async function readIndexLag(
     commits += workspace.headSequence - workspace.indexedSequence;
     const since = workspace.oldestUnindexedAt ?? now;
     oldest = Math.min(oldest, since);
-    if (now - since >= stallSeconds) stalled.push(workspace);
+    const idle = arm === 'lexical' || workspace.updatedAt === null || now - workspace.updatedAt >= stallSeconds;
+    if (now - since >= stallSeconds && idle) stalled.push(workspace);
   }
   return { workspacesBehind: behind.length, commits, oldestSeconds: Math.max(0, now - oldest), stalled };
 }
 
 /**
- * The index lag on a Prometheus registry, read from the ledger at scrape time, so the gateway
- * shows it whether the indexer runs inside it or as its own service.
+ * The index lag on a Prometheus registry, one series per arm (`arm="lexical"|"semantic"`),
+ * read from the ledger at scrape time, so the gateway shows it whether the indexer runs inside
+ * it or as its own service. `arms` may be a provider name (the lexical arm alone).
  */
-export function indexLagMetrics(registry: Registry, ledger: Ledger, provider: string, stallSeconds: number): void {
-  // One read serves the three gauges of a scrape.
-  let pending: Promise<IndexLagSummary | null> | null = null;
-  const read = () => {
-    pending ??= readIndexLag(ledger, provider, stallSeconds)
-      .catch(() => null)
-      .finally(() => setTimeout(() => (pending = null), 0).unref());
-    return pending;
+export function indexLagMetrics(
+  registry: Registry,
+  ledger: Ledger,
+  arms: readonly IndexArm[] | string,
+  stallSeconds: number,
+): void {
+  const list = typeof arms === 'string' ? indexArms(arms) : arms;
+  // One read per arm serves the three gauges of a scrape.
+  const pending = new Map<string, Promise<IndexLagSummary | null>>();
+  const read = (arm: IndexArm) => {
+    let reading = pending.get(arm.arm);
+    if (!reading) {
+      reading = Promise.resolve()
+        .then(() => readIndexLag(ledger, arm.cursor, stallSeconds, nowSeconds(), arm.arm))
+        .catch(() => null)
+        .finally(() => setTimeout(() => pending.delete(arm.arm), 0).unref());
+      pending.set(arm.arm, reading);
+    }
+    return reading;
   };
-  new Gauge({
-    name: 'tms_indexer_lag_commits',
-    help: 'Commits recorded in the ledger but not yet indexed, summed over workspaces',
-    registers: [registry],
-    async collect() {
-      this.set((await read())?.commits ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'tms_indexer_lag_seconds',
-    help: 'Age of the oldest commit not yet indexed, over all workspaces (0 when caught up)',
-    registers: [registry],
-    async collect() {
-      this.set((await read())?.oldestSeconds ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'tms_indexer_stalled_workspaces',
-    help: `Workspaces with a commit no indexer advanced past for ${stallSeconds} s or more`,
-    registers: [registry],
-    async collect() {
-      this.set((await read())?.stalled.length ?? 0);
-    },
-  });
+  const gauge = (name: string, help: string, value: (summary: IndexLagSummary | null) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['arm'],
+      registers: [registry],
+      async collect() {
+        for (const arm of list) this.set({ arm: arm.arm }, value(await read(arm)));
+      },
+    });
+  gauge(
+    'tms_indexer_lag_commits',
+    'Commits recorded in the ledger but not yet indexed by the arm, summed over workspaces',
+    (s) => s?.commits ?? 0,
+  );
+  gauge(
+    'tms_indexer_lag_seconds',
+    'Age of the oldest commit the arm has not indexed yet, over all workspaces (0 when caught up)',
+    (s) => s?.oldestSeconds ?? 0,
+  );
+  gauge(
+    'tms_indexer_stalled_workspaces',
+    `Workspaces with a commit the arm has not advanced past for ${stallSeconds} s or more`,
+    (s) => s?.stalled.length ?? 0,
+  );
 }
 
 export interface IndexLagWatchOptions {
@@ -81,24 +130,28 @@ export interface IndexLagWatchOptions {
   intervalMs: number;
   /** While stalled, the warning is repeated this often (not on every check). */
   repeatMs: number;
-  onStalled(summary: IndexLagSummary): void;
-  onRecovered(): void;
+  onStalled(summary: IndexLagSummary, arm: IndexArm): void;
+  onRecovered(arm: IndexArm): void;
 }
 
 /**
  * Watches for workspaces whose commits no indexer advanced (a stopped external indexer, a
- * provider that keeps failing) and reports it, so `pending` recalls never go unexplained.
+ * provider or an embedder that keeps failing) and reports it per arm, so `pending` recalls and
+ * a semantic arm that lags never go unexplained.
  */
 export class IndexLagWatch {
   private timer: NodeJS.Timeout | null = null;
-  private stalledSince: number | null = null;
-  private lastWarning = 0;
+  private readonly arms: readonly IndexArm[];
+  private readonly state = new Map<string, { stalledSince: number | null; lastWarning: number }>();
 
   constructor(
     private readonly ledger: Ledger,
-    private readonly provider: string,
+    arms: readonly IndexArm[] | string,
     private readonly options: IndexLagWatchOptions,
-  ) {}
+  ) {
+    this.arms = typeof arms === 'string' ? indexArms(arms) : arms;
+    for (const arm of this.arms) this.state.set(arm.arm, { stalledSince: null, lastWarning: 0 });
+  }
 
   start(): void {
     if (this.timer) return;
@@ -111,19 +164,30 @@ export class IndexLagWatch {
     this.timer = null;
   }
 
-  /** One check; a lost database is the readiness probe's business, not this watch's. */
+  /** One check of every arm; a lost database is the readiness probe's business, not this watch's. */
   async check(now: number = Date.now()): Promise<IndexLagSummary> {
-    const summary = await readIndexLag(this.ledger, this.provider, this.options.stallSeconds, now / 1000);
-    if (summary.stalled.length > 0) {
-      if (this.stalledSince === null || now - this.lastWarning >= this.options.repeatMs) {
-        this.stalledSince ??= now;
-        this.lastWarning = now;
-        this.options.onStalled(summary);
+    let first: IndexLagSummary | null = null;
+    for (const arm of this.arms) {
+      let cursor: string;
+      try {
+        cursor = arm.cursor;
+      } catch {
+        continue; // an openai model not yet named (its boot probe has not answered)
       }
-    } else if (this.stalledSince !== null) {
-      this.stalledSince = null;
-      this.options.onRecovered();
+      const summary = await readIndexLag(this.ledger, cursor, this.options.stallSeconds, now / 1000, arm.arm);
+      first ??= summary;
+      const state = this.state.get(arm.arm) as { stalledSince: number | null; lastWarning: number };
+      if (summary.stalled.length > 0) {
+        if (state.stalledSince === null || now - state.lastWarning >= this.options.repeatMs) {
+          state.stalledSince ??= now;
+          state.lastWarning = now;
+          this.options.onStalled(summary, arm);
+        }
+      } else if (state.stalledSince !== null) {
+        state.stalledSince = null;
+        this.options.onRecovered(arm);
+      }
     }
-    return summary;
+    return first ?? { workspacesBehind: 0, commits: 0, oldestSeconds: 0, stalled: [] };
   }
 }

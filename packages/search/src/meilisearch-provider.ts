@@ -6,6 +6,9 @@ import {
   type SearchProvider,
   type SearchQuery,
   SearchUnavailableError,
+  type SemanticQuery,
+  type VectorBatch,
+  type VectorMetadata,
 } from './provider';
 
 interface MeiliDocument {
@@ -21,10 +24,38 @@ interface MeiliDocument {
   recorded_at: number;
   recorded_until: number | null;
   recorded_until_open: boolean;
+  /** The semantic arm's vectors, one `userProvided` embedder per model (decisions §11). */
+  _vectors?: Record<string, number[] | null | { embeddings: number[][]; regenerate: boolean }>;
 }
 
 /** The index recall searches and the indexer writes (the gateway's search key is limited to it). */
 export const MEILI_INDEX_UID = 'tms_memories';
+
+/**
+ * The `userProvided` embedder that holds a model's vectors: named after the model (Meilisearch
+ * embedder names are kept to letters, digits, `-` and `_`), so models are never mixed.
+ */
+export function meiliEmbedderName(model: string): string {
+  const slug = model.replace(/[^A-Za-z0-9_-]+/g, '_');
+  // The slug alone could merge two models (`a:b` and `a_b`): a short hash keeps them apart.
+  let hash = 0;
+  for (const char of model) hash = (Math.imul(hash, 31) + (char.codePointAt(0) ?? 0)) >>> 0;
+  return `tms_${slug}_${hash.toString(36)}`;
+}
+
+const metadataFields = (workspaceId: string, d: VectorMetadata) => ({
+  id: d.revisionId,
+  workspace_id: workspaceId,
+  memory_id: d.memoryId,
+  namespace_id: d.namespaceId,
+  kind: d.kind,
+  valid_from: d.validFrom,
+  valid_to: d.validTo,
+  valid_to_open: d.validTo === null,
+  recorded_at: d.recordedAt,
+  recorded_until: d.recordedUntil,
+  recorded_until_open: d.recordedUntil === null,
+});
 
 const quote = (value: string) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 
@@ -36,6 +67,8 @@ const quote = (value: string) => `"${value.replaceAll('\\', '\\\\').replaceAll('
 export class MeilisearchProvider implements SearchProvider {
   readonly name = 'meilisearch' as const;
   private readonly client: Meilisearch;
+  /** Embedders known to be in the index settings (model -> dimensions). */
+  private readonly embedders = new Map<string, number>();
 
   constructor(
     url: string,
@@ -105,37 +138,17 @@ export class MeilisearchProvider implements SearchProvider {
       }
       if (batch.upserts.length) {
         const documents = batch.upserts.map(
-          (d): MeiliDocument => ({
-            id: d.revisionId,
-            workspace_id: workspaceId,
-            memory_id: d.memoryId,
-            namespace_id: d.namespaceId,
-            kind: d.kind,
-            text: d.text,
-            valid_from: d.validFrom,
-            valid_to: d.validTo,
-            valid_to_open: d.validTo === null,
-            recorded_at: d.recordedAt,
-            recorded_until: d.recordedUntil,
-            recorded_until_open: d.recordedUntil === null,
-          }),
+          (d): MeiliDocument => ({ ...metadataFields(workspaceId, d), text: d.text }),
         );
-        await this.settled(this.index().addDocuments(documents).waitTask({ timeout: this.timeoutMs }));
+        // A partial update (not a replacement): the semantic arm's `_vectors` stay.
+        await this.settled(this.index().updateDocuments(documents).waitTask({ timeout: this.timeoutMs }));
       }
     });
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
     if (queryTerms(query.text).length === 0 || query.namespaceIds.length === 0) return [];
-    const filter = [
-      `workspace_id = ${quote(query.workspaceId)}`,
-      `namespace_id IN [${query.namespaceIds.map(quote).join(', ')}]`,
-      ...(query.kinds?.length ? [`kind IN [${query.kinds.map(quote).join(', ')}]`] : []),
-      `recorded_at <= ${query.knownAt}`,
-      `(recorded_until_open = true OR recorded_until > ${query.knownAt})`,
-      `valid_from <= ${query.asOf}`,
-      `(valid_to_open = true OR valid_to > ${query.asOf})`,
-    ];
+    const filter = this.filterOf(query);
     return this.guard('search', async () => {
       const result = await this.index().search(query.text, {
         filter,
@@ -152,9 +165,141 @@ export class MeilisearchProvider implements SearchProvider {
     });
   }
 
-  async searchSemantic(): Promise<SearchHit[]> {
-    // Replaced by the vector store (issue 28, vectors beside the lexical index).
-    throw new SearchUnavailableError('the semantic arm is not built yet');
+  private filterOf(query: Omit<SearchQuery, 'text'>): string[] {
+    return [
+      `workspace_id = ${quote(query.workspaceId)}`,
+      `namespace_id IN [${query.namespaceIds.map(quote).join(', ')}]`,
+      ...(query.kinds?.length ? [`kind IN [${query.kinds.map(quote).join(', ')}]`] : []),
+      `recorded_at <= ${query.knownAt}`,
+      `(recorded_until_open = true OR recorded_until > ${query.knownAt})`,
+      `valid_from <= ${query.asOf}`,
+      `(valid_to_open = true OR valid_to > ${query.asOf})`,
+    ];
+  }
+
+  /**
+   * Meilisearch's vector search over the model's `userProvided` embedder (`semanticRatio: 1`:
+   * no keyword part), the same filters inside the search. `score` is Meilisearch's ranking
+   * score, which orders as the cosine similarity does.
+   */
+  async searchSemantic(query: SemanticQuery): Promise<SearchHit[]> {
+    if (query.namespaceIds.length === 0 || query.limit <= 0) return [];
+    const embedder = meiliEmbedderName(query.model);
+    return this.guard('semantic search', async () => {
+      if (!(await this.hasEmbedder(query.model))) return [];
+      const result = await this.index().search('', {
+        vector: Array.from(query.vector),
+        hybrid: { embedder, semanticRatio: 1 },
+        filter: this.filterOf(query),
+        limit: query.limit,
+        offset: query.offset,
+        showRankingScore: true,
+        attributesToRetrieve: ['id', 'memory_id'],
+      });
+      return result.hits
+        .map((hit) => ({
+          revisionId: hit.id,
+          memoryId: hit.memory_id,
+          score: (hit as { _rankingScore?: number })._rankingScore ?? 0,
+        }))
+        .sort((a, b) => b.score - a.score || (a.revisionId < b.revisionId ? -1 : a.revisionId > b.revisionId ? 1 : 0));
+    });
+  }
+
+  /** Whether the index settings have the model's embedder (none yet: nothing was embedded). */
+  private async hasEmbedder(model: string): Promise<boolean> {
+    if (this.embedders.has(model)) return true;
+    const embedders = (await this.index().getEmbedders()) ?? {};
+    return embedders[meiliEmbedderName(model)] != null;
+  }
+
+  /** Add the model's `userProvided` embedder to the index settings (once per process). */
+  private async ensureEmbedder(model: string, dimensions: number): Promise<void> {
+    if (this.embedders.get(model) === dimensions) return;
+    await this.settled(
+      this.index()
+        .updateEmbedders({ [meiliEmbedderName(model)]: { source: 'userProvided', dimensions } })
+        .waitTask({ timeout: this.timeoutMs }),
+    );
+    this.embedders.set(model, dimensions);
+  }
+
+  async applyVectors(workspaceId: string, batch: VectorBatch): Promise<void> {
+    await this.guard('apply vectors', async () => {
+      await this.ensureEmbedder(batch.model, batch.dimensions);
+      const embedder = meiliEmbedderName(batch.model);
+      if (batch.deletes.length) {
+        await this.settled(
+          this.index()
+            .deleteDocuments([...batch.deletes])
+            .waitTask({ timeout: this.timeoutMs }),
+        );
+      }
+      const documents: Partial<MeiliDocument>[] = [
+        ...batch.updates.map((d) => metadataFields(workspaceId, d)),
+        ...batch.upserts.map((d) => ({
+          ...metadataFields(workspaceId, d),
+          _vectors: { [embedder]: Array.from(d.vector) },
+        })),
+      ];
+      if (documents.length) {
+        await this.settled(this.index().updateDocuments(documents).waitTask({ timeout: this.timeoutMs }));
+      }
+    });
+  }
+
+  async vectorRevisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]> {
+    if (revisionIds && revisionIds.length === 0) return [];
+    const embedder = meiliEmbedderName(model);
+    return this.guard('list vectors', async () => {
+      if (!(await this.hasEmbedder(model))) return [];
+      const ids: string[] = [];
+      for (let offset = 0; ; offset += 200) {
+        const page = await this.index().getDocuments({
+          filter: `workspace_id = ${quote(workspaceId)}`,
+          ...(revisionIds ? { ids: [...revisionIds] } : {}),
+          // Whole documents: whether `fields` may name `_vectors` differs between versions.
+          retrieveVectors: true,
+          limit: 200,
+          offset,
+        });
+        for (const doc of page.results) {
+          const vectors = doc._vectors?.[embedder];
+          const present = Array.isArray(vectors)
+            ? vectors.length > 0
+            : vectors != null && vectors.embeddings.length > 0;
+          if (present) ids.push(doc.id);
+        }
+        if (page.results.length < 200) return ids.sort();
+      }
+    });
+  }
+
+  /** Drop a workspace's vectors (of every model but `keepModel`) by nulling them in its documents. */
+  async clearVectors(workspaceId: string, options: { keepModel?: string } = {}): Promise<void> {
+    await this.guard('clear vectors', async () => {
+      const names = Object.keys((await this.index().getEmbedders()) ?? {}).filter(
+        (name) => options.keepModel === undefined || name !== meiliEmbedderName(options.keepModel),
+      );
+      if (names.length === 0) return;
+      const cleared = Object.fromEntries(names.map((name) => [name, null]));
+      for (let offset = 0; ; offset += 1000) {
+        const page = await this.index().getDocuments({
+          filter: `workspace_id = ${quote(workspaceId)}`,
+          fields: ['id'],
+          limit: 1000,
+          offset,
+        });
+        if (page.results.length) {
+          await this.settled(
+            this.index()
+              .updateDocuments(page.results.map((d) => ({ id: d.id, _vectors: cleared })))
+              .waitTask({ timeout: this.timeoutMs }),
+          );
+        }
+        if (page.results.length < 1000) return;
+      }
+    });
   }
 
   async clear(workspaceId: string): Promise<void> {

@@ -1,10 +1,14 @@
 import { Counter, type Registry } from 'prom-client';
+import type { SemanticBatchReport } from './semantic-indexer';
 
-/** Indexer throughput, for the indexer's /metrics and the embedded gateway's (the lag is in ./lag.ts). */
+/**
+ * Indexer throughput, for the indexer's /metrics and the embedded gateway's (the lag of both
+ * arms is in ./lag.ts). The lexical arm's counters keep their names; the semantic arm has its own.
+ */
 export function indexerMetrics(registry: Registry) {
   const commits = new Counter({
     name: 'tms_indexer_commits_total',
-    help: 'Commits indexed',
+    help: 'Commits indexed by the lexical arm',
     registers: [registry],
   });
   const documents = new Counter({
@@ -14,7 +18,23 @@ export function indexerMetrics(registry: Registry) {
   });
   const errors = new Counter({
     name: 'tms_indexer_errors_total',
-    help: 'Failed indexing attempts',
+    help: 'Failed indexing attempts of the lexical arm',
+    registers: [registry],
+  });
+  const semanticCommits = new Counter({
+    name: 'tms_indexer_semantic_commits_total',
+    help: 'Commits indexed by the semantic arm',
+    registers: [registry],
+  });
+  const vectors = new Counter({
+    name: 'tms_indexer_vectors_total',
+    help: 'Vectors written by the semantic arm: embedded (new texts), updated (metadata only) or deleted (purges)',
+    labelNames: ['change'],
+    registers: [registry],
+  });
+  const semanticErrors = new Counter({
+    name: 'tms_indexer_semantic_errors_total',
+    help: 'Failed attempts of the semantic arm (embedder unavailable, provider or database failing)',
     registers: [registry],
   });
   return {
@@ -22,6 +42,12 @@ export function indexerMetrics(registry: Registry) {
       commits.inc(event.commits);
       documents.inc(event.documents);
     },
-    onError: () => errors.inc(),
+    onSemanticBatch: (event: SemanticBatchReport) => {
+      semanticCommits.inc(event.commits);
+      vectors.inc({ change: 'embedded' }, event.embedded);
+      vectors.inc({ change: 'updated' }, event.updated);
+      vectors.inc({ change: 'deleted' }, event.deleted);
+    },
+    onError: (arm: 'lexical' | 'semantic' = 'lexical') => (arm === 'lexical' ? errors : semanticErrors).inc(),
   };
 }

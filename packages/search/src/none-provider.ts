@@ -12,9 +12,15 @@ export class NoSearchProvider implements SearchProvider {
     throw new SearchUnavailableError('indexing is disabled');
   }
   async searchSemantic(): Promise<SearchHit[]> {
-    // Replaced by the vector store (issue 28, vectors beside the lexical index).
-    throw new SearchUnavailableError('the semantic arm is not built yet');
+    throw new SearchUnavailableError('indexing is disabled');
   }
+  async applyVectors(): Promise<void> {
+    throw new SearchUnavailableError('indexing is disabled');
+  }
+  async vectorRevisionIds(): Promise<string[]> {
+    return [];
+  }
+  async clearVectors(): Promise<void> {}
 
   async clear(): Promise<void> {}
   async indexedRevisionIds(): Promise<string[]> {

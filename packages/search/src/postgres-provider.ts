@@ -1,12 +1,14 @@
 import type { Database } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
+import { PostgresVectorStore, type VectorStoreOptions } from './postgres-vectors';
 import {
   queryTerms,
   type SearchDocument,
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
-  SearchUnavailableError,
+  type SemanticQuery,
+  type VectorBatch,
 } from './provider';
 
 const rowsOf = <T>(result: unknown): T[] =>
@@ -25,7 +27,15 @@ const list = (values: readonly string[]): SQL =>
 export class PostgresSearchProvider implements SearchProvider {
   readonly name = 'postgres' as const;
 
-  constructor(private readonly db: Database) {}
+  /** The semantic arm (./postgres-vectors.ts): vectors beside the lexical documents. */
+  readonly vectors: PostgresVectorStore;
+
+  constructor(
+    private readonly db: Database,
+    vectorOptions: VectorStoreOptions = {},
+  ) {
+    this.vectors = new PostgresVectorStore(db, vectorOptions);
+  }
 
   async prepare(): Promise<void> {
     // Processes starting together would race on `create ... if not exists` (a duplicate-key
@@ -51,6 +61,7 @@ export class PostgresSearchProvider implements SearchProvider {
       await tx.execute(
         sql`create index if not exists documents_namespace on search.documents (workspace_id, namespace_id)`,
       );
+      await this.vectors.prepare(tx);
     });
   }
 
@@ -110,9 +121,20 @@ export class PostgresSearchProvider implements SearchProvider {
     }));
   }
 
-  async searchSemantic(): Promise<SearchHit[]> {
-    // Replaced by the vector store (issue 28, vectors beside the lexical index).
-    throw new SearchUnavailableError('the semantic arm is not built yet');
+  searchSemantic(query: SemanticQuery): Promise<SearchHit[]> {
+    return this.vectors.search(query);
+  }
+
+  applyVectors(workspaceId: string, batch: VectorBatch): Promise<void> {
+    return this.vectors.apply(workspaceId, batch);
+  }
+
+  vectorRevisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]> {
+    return this.vectors.revisionIds(workspaceId, model, revisionIds);
+  }
+
+  clearVectors(workspaceId: string, options: { keepModel?: string } = {}): Promise<void> {
+    return this.vectors.clear(workspaceId, options.keepModel);
   }
 
   async clear(workspaceId: string): Promise<void> {

@@ -36,6 +36,27 @@ export function semanticCursorName(provider: SearchProvider['name'], model: stri
   return `${provider}+semantic:${model}`;
 }
 
+/** A revision's search metadata without its text: what the semantic arm keeps beside each vector. */
+export type VectorMetadata = Omit<SearchDocument, 'text'>;
+
+/** A revision's vector, made by `Embedder.embed(..., 'document')` from its committed text. */
+export interface VectorDocument extends VectorMetadata {
+  vector: Float32Array;
+}
+
+/**
+ * One batch of the semantic arm for one model: new vectors, metadata changes of revisions that
+ * already have a vector (a correction closing `recorded_until`, never re-embedded) and deletions
+ * (purged revisions: no vector of purged text is kept).
+ */
+export interface VectorBatch {
+  model: string;
+  dimensions: number;
+  upserts: readonly VectorDocument[];
+  updates: readonly VectorMetadata[];
+  deletes: readonly string[];
+}
+
 export interface SearchHit {
   revisionId: string;
   memoryId: string;
@@ -64,6 +85,12 @@ export interface SearchProvider {
   search(query: SearchQuery): Promise<SearchHit[]>;
   /** The semantic arm: best (highest cosine similarity) first, ties broken by revision id. */
   searchSemantic(query: SemanticQuery): Promise<SearchHit[]>;
+  /** Store a semantic batch durably (idempotent, keyed by workspace, model and revision id). */
+  applyVectors(workspaceId: string, batch: VectorBatch): Promise<void>;
+  /** Of `revisionIds`, those that have a vector of `model` (the indexer embeds only the others). */
+  vectorRevisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]>;
+  /** Remove a workspace's vectors: all of them, or those of every model but `keepModel` (rebuild). */
+  clearVectors(workspaceId: string, options?: { keepModel?: string }): Promise<void>;
   /** Remove every document of a workspace (rebuild). */
   clear(workspaceId: string): Promise<void>;
   /** Revision ids indexed for a workspace (tests and `svc index status`). */

@@ -1,6 +1,6 @@
-import { searchProviderFor } from '@tms/composition';
-import type { Ledger } from '@tms/ledger';
-import { Indexer } from '@tms/search';
+import { checkEmbedder, embedderFor, searchProviderFor } from '@tms/composition';
+import type { IndexLag, Ledger } from '@tms/ledger';
+import { type Embedder, Indexer, semanticCursorName } from '@tms/search';
 import type { CliEnv } from './env';
 
 /** A one-line progress bar, redrawn in place on a terminal and printed every 10% otherwise. */
@@ -10,22 +10,83 @@ export function progressBar(done: number, total: number, width = 30): string {
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${done}/${total} commits`;
 }
 
-/** `svc index status`: head, indexed sequence and lag of every workspace. */
-export async function indexStatus(env: CliEnv, ledger: Ledger): Promise<string> {
-  const provider = env.SEARCH_PROVIDER;
-  const rows = await ledger.stores.indexState.lag(provider, false);
-  const lines = [`provider ${provider}`, 'workspace                      head  indexed  lag'];
+/** The configured embedder, named (an openai model without configured dimensions is probed). */
+async function configuredEmbedder(env: CliEnv): Promise<Embedder | null> {
+  if ((env.EMBEDDER ?? 'builtin') === 'none') return null;
+  const embedder = embedderFor(env);
+  if (embedder.kind === 'openai' && env.EMBEDDINGS_DIMENSIONS === undefined) await checkEmbedder(embedder);
+  return embedder;
+}
+
+function lagTable(rows: IndexLag[], done: string): string[] {
+  const lines = [`workspace                      head ${done.padStart(8)}  lag`];
   for (const r of rows) {
     lines.push(
       `${r.workspaceId.padEnd(28)} ${String(r.headSequence).padStart(6)} ${String(r.indexedSequence).padStart(8)} ${String(r.headSequence - r.indexedSequence).padStart(4)}`,
     );
   }
+  return lines;
+}
+
+/**
+ * `svc index status`: head, indexed sequence and lag of every workspace for each arm: the
+ * lexical one and, unless EMBEDDER=none, the semantic one of the configured model.
+ */
+export async function indexStatus(env: CliEnv, ledger: Ledger): Promise<string> {
+  const provider = env.SEARCH_PROVIDER;
+  const rows = await ledger.stores.indexState.lag(provider, false);
+  const lines = [`provider ${provider}`, ...lagTable(rows, 'indexed')];
   const lag = rows.reduce((n, r) => n + r.headSequence - r.indexedSequence, 0);
   lines.push(`${rows.length} workspaces, ${lag} commits not yet indexed`);
+  if (provider === 'none') return lines.join('\n');
+  const embedder = await configuredEmbedder(env);
+  try {
+    if (!embedder) {
+      lines.push('semantic arm off (EMBEDDER=none)');
+    } else {
+      const semantic = await ledger.stores.indexState.lag(semanticCursorName(provider, embedder.model), false);
+      lines.push(`semantic arm ${embedder.model}`, ...lagTable(semantic, 'embedded'));
+      const behind = semantic.reduce((n, r) => n + r.headSequence - r.indexedSequence, 0);
+      lines.push(`${semantic.length} workspaces, ${behind} commits not yet embedded`);
+    }
+  } finally {
+    await embedder?.close();
+  }
   return lines.join('\n');
 }
 
-/** `svc index rebuild [--workspace W]`: empty the provider's index and index the ledger again. */
+/** Draws `progressBar` on `progress`: in place on a terminal, every 10% otherwise. */
+function progressDrawer(progress: NodeJS.WriteStream, total: number) {
+  let done = 0;
+  let lastDecile = -1;
+  const draw = () => {
+    if (progress.isTTY) progress.write(`\r${progressBar(done, total)}`);
+    else {
+      const decile = total === 0 ? 10 : Math.floor((done / total) * 10);
+      if (decile !== lastDecile) progress.write(`${progressBar(done, total)}\n`);
+      lastDecile = decile;
+    }
+  };
+  return {
+    advance(commits: number) {
+      done += commits;
+      draw();
+    },
+    get done() {
+      return done;
+    },
+    start: draw,
+    end: () => {
+      if (progress.isTTY) progress.write('\n');
+    },
+  };
+}
+
+/**
+ * `svc index rebuild [--workspace W]`: empty the provider's index and index the ledger again;
+ * then, unless EMBEDDER=none, drop the workspace's vectors (every model's: those of another
+ * model are never used again) and embed every text again with the configured model.
+ */
 export async function indexRebuild(
   env: CliEnv,
   ledger: Ledger,
@@ -39,28 +100,57 @@ export async function indexRebuild(
   const targets = workspace ? all.filter((w) => w.workspaceId === workspace) : all;
   if (workspace && targets.length === 0) throw new Error(`no workspace ${workspace}`);
   const total = targets.reduce((n, w) => n + w.headSequence, 0);
-  const indexer = new Indexer(ledger, provider, { batchSize: 500 });
-  let done = 0;
-  let lastDecile = -1;
-  const draw = () => {
-    if (progress.isTTY) progress.write(`\r${progressBar(done, total)}`);
-    else {
-      const decile = total === 0 ? 10 : Math.floor((done / total) * 10);
-      if (decile !== lastDecile) progress.write(`${progressBar(done, total)}\n`);
-      lastDecile = decile;
-    }
-  };
-  draw();
+  const lexical = await rebuildArm(targets, total, progress, {
+    clear: (workspaceId) => provider.clear(workspaceId),
+    cursor: provider.name,
+    indexBatch: (indexer, workspaceId) => indexer.indexBatch(workspaceId),
+    indexer: new Indexer(ledger, provider, { batchSize: 500 }),
+    ledger,
+  });
+  const summary = `rebuilt ${provider.name} index: ${targets.length} workspaces, ${lexical} commits`;
+  const embedder = await configuredEmbedder(env);
+  if (!embedder) return summary;
+  try {
+    const indexer = new Indexer(ledger, provider, { batchSize: 500, embedder });
+    const semantic = indexer.semantic;
+    if (!semantic) return summary;
+    progress.write(`embedding with ${embedder.model}\n`);
+    const embedded = await rebuildArm(targets, total, progress, {
+      clear: (workspaceId) => provider.clearVectors(workspaceId),
+      cursor: semantic.cursor,
+      indexBatch: (_, workspaceId) => semantic.indexBatch(workspaceId),
+      indexer,
+      ledger,
+    });
+    return `${summary}\nre-embedded with ${embedder.model}: ${targets.length} workspaces, ${embedded} commits`;
+  } finally {
+    await embedder.close();
+  }
+}
+
+async function rebuildArm(
+  targets: IndexLag[],
+  total: number,
+  progress: NodeJS.WriteStream,
+  arm: {
+    clear(workspaceId: string): Promise<void>;
+    cursor: string;
+    indexer: Indexer;
+    indexBatch(indexer: Indexer, workspaceId: string): Promise<number>;
+    ledger: Ledger;
+  },
+): Promise<number> {
+  const bar = progressDrawer(progress, total);
+  bar.start();
   for (const { workspaceId } of targets) {
-    await provider.clear(workspaceId);
-    await ledger.stores.indexState.reset(workspaceId, provider.name, Date.now() / 1000);
+    await arm.clear(workspaceId);
+    await arm.ledger.stores.indexState.reset(workspaceId, arm.cursor, Date.now() / 1000);
     for (;;) {
-      const indexed = await indexer.indexBatch(workspaceId);
+      const indexed = await arm.indexBatch(arm.indexer, workspaceId);
       if (indexed === 0) break;
-      done += indexed;
-      draw();
+      bar.advance(indexed);
     }
   }
-  if (progress.isTTY) progress.write('\n');
-  return `rebuilt ${provider.name} index: ${targets.length} workspaces, ${done} commits`;
+  bar.end();
+  return bar.done;
 }

@@ -23,7 +23,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const { domain, ledger, search, rateLimiter } = await composeDomain(env, {
+  const { domain, ledger, search, rateLimiter, embedder } = await composeDomain(env, {
     holder: 'svc mcp',
     rateLimitStore: rateLimitStoreLog(logger),
   });
@@ -31,7 +31,9 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
     runsIndexer(env) && search.name !== 'none'
       ? new Indexer(ledger, search, {
           pollMs: 500,
-          onError: (error, attempt) => logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff'),
+          embedder,
+          onError: (error, attempt, arm) =>
+            logger.warn({ err: error, attempt, arm }, 'indexing failed; retrying with backoff'),
         })
       : null;
   let indexerDone: Promise<void> | undefined;
@@ -65,6 +67,7 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
     indexer?.stop();
     await indexerDone;
     await rateLimiter?.close?.();
+    await embedder.close().catch(() => undefined);
     await ledger.close();
   }
 }

@@ -1,8 +1,17 @@
 import type { AddressInfo } from 'node:net';
 import type { DevIssuer } from '@tms/auth';
-import { composeDomain, rateLimitStoreLog, untilMigrated } from '@tms/composition';
+import { checkEmbedder, composeDomain, rateLimitStoreLog, untilMigrated } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
-import { Indexer, IndexLagWatch, indexerMetrics, indexLagMetrics, type SearchProvider } from '@tms/search';
+import {
+  type Embedder,
+  type IndexArm,
+  Indexer,
+  IndexLagWatch,
+  indexArms,
+  indexerMetrics,
+  indexLagMetrics,
+  type SearchProvider,
+} from '@tms/search';
 import { createLogger, startTracing } from '@tms/telemetry';
 import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
 import type { Logger } from 'pino';
@@ -40,14 +49,27 @@ export interface GatewayOptions {
 }
 
 /** The indexer inside the gateway process (the default on either ledger; INDEXER=external turns it off). */
-function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: GatewayMetrics, logger: Logger): Indexer {
+function embeddedIndexer(
+  ledger: Ledger,
+  search: SearchProvider,
+  embedder: Embedder,
+  metrics: GatewayMetrics,
+  logger: Logger,
+): Indexer {
   const counters = indexerMetrics(metrics.registry);
   return new Indexer(ledger, search, {
     pollMs: 500,
+    embedder,
+    semantic: { onBatch: counters.onSemanticBatch },
     onBatch: counters.onBatch,
-    onError: (error, attempt) => {
-      counters.onError();
-      logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff');
+    onError: (error, attempt, arm) => {
+      counters.onError(arm);
+      logger.warn(
+        { err: error, attempt, arm },
+        arm === 'lexical'
+          ? 'indexing failed; retrying with backoff'
+          : 'semantic indexing failed (embedder or provider); the lexical arm goes on, retrying with backoff',
+      );
     },
   });
 }
@@ -55,25 +77,47 @@ function embeddedIndexer(ledger: Ledger, search: SearchProvider, metrics: Gatewa
 /**
  * Warns when commits wait longer than `stallSeconds` for an indexer, whichever process should
  * run it: a stopped `INDEXER=external` service otherwise leaves recall `pending` with no word.
+ * The semantic arm is watched apart: it trails by design, and is stalled only when it stops.
  */
-function indexLagWatch(ledger: Ledger, search: SearchProvider, stallSeconds: number, logger: Logger): IndexLagWatch {
-  return new IndexLagWatch(ledger, search.name, {
+function indexLagWatch(ledger: Ledger, arms: IndexArm[], stallSeconds: number, logger: Logger): IndexLagWatch {
+  const provider = arms[0]?.cursor;
+  return new IndexLagWatch(ledger, arms, {
     stallSeconds,
     intervalMs: Math.min(10_000, (stallSeconds * 1000) / 3),
     repeatMs: 5 * 60_000,
-    onStalled: (lag) =>
+    onStalled: (lag, { arm }) =>
       logger.warn(
         {
-          provider: search.name,
+          provider,
+          arm,
           workspaces: lag.stalled.map((w) => w.workspaceId).slice(0, 10),
           stalled_workspaces: lag.stalled.length,
           lag_commits: lag.commits,
           oldest_unindexed_seconds: Math.round(lag.oldestSeconds),
         },
-        `search index stalled: commits have waited over ${stallSeconds} s for an indexer; recall answers pending until one runs (INDEXER=external needs the indexer service)`,
+        arm === 'lexical'
+          ? `search index stalled: commits have waited over ${stallSeconds} s for an indexer; recall answers pending until one runs (INDEXER=external needs the indexer service)`
+          : `semantic index stalled: no vectors stored for ${stallSeconds} s while commits wait (is the embedder down, or the indexer stopped?); recall's semantic arm misses them until it catches up`,
       ),
-    onRecovered: () => logger.info({ provider: search.name }, 'search index caught up again'),
+    onRecovered: ({ arm }) =>
+      logger.info(
+        { provider, arm },
+        arm === 'lexical' ? 'search index caught up again' : 'semantic index caught up again',
+      ),
   });
+}
+
+/**
+ * An openai embedder without EMBEDDINGS_DIMENSIONS learns its dimension count (and so its model
+ * name) from its boot probe, which recall and the indexer both need. If the endpoint is down
+ * now, the semantic arm stays unavailable (recall `degraded`) until the process restarts with it
+ * up; EMBEDDINGS_DIMENSIONS set avoids depending on the probe.
+ */
+async function probeEmbedder(embedder: Embedder, env: GatewayEnv, logger: Logger): Promise<void> {
+  if (embedder.kind !== 'openai' || env.EMBEDDINGS_DIMENSIONS !== undefined) return;
+  await checkEmbedder(embedder).catch((error) =>
+    logger.warn({ err: error }, 'the embedder did not answer its boot probe; the semantic arm waits for it'),
+  );
 }
 
 /** Webhook deliveries inside the gateway process, beside the embedded indexer (decisions §10). */
@@ -108,7 +152,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
   const metrics = new GatewayMetrics();
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
-  const { domain, ledger, devIssuer, search, rateLimiter } = await composeDomain(env, {
+  const composed = await composeDomain(env, {
     onQuery: options.onQuery,
     holder: 'gateway',
     rateLimitStore: rateLimitStoreLog(logger),
@@ -119,14 +163,24 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
         logger.error({ group_commit: report }, 'a group commit batch is running past its deadlines'),
     },
   });
+  // One embedder per process: recall embeds queries with it, the embedded indexer documents.
+  const { domain, ledger, devIssuer, search, embedder, rateLimiter } = composed;
   // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
   const indexes = search.name !== 'none';
-  if (indexes) indexLagMetrics(metrics.registry, ledger, search.name, env.INDEX_STALL_SECONDS);
+  if (indexes) await probeEmbedder(embedder, env, logger);
+  const arms = indexArms(search.name, indexes ? embedder : null);
+  if (indexes) indexLagMetrics(metrics.registry, ledger, arms, env.INDEX_STALL_SECONDS);
   const indexer =
-    options.indexer !== false && env.INDEXER === 'embedded' ? embeddedIndexer(ledger, search, metrics, logger) : null;
+    options.indexer !== false && env.INDEXER === 'embedded'
+      ? embeddedIndexer(ledger, search, embedder, metrics, logger)
+      : null;
+  // The indexer needs the builtin model anyway: loading it now spares the first recall a cold start.
+  if (indexer && indexes && embedder.kind === 'builtin') {
+    checkEmbedder(embedder).catch((error) => logger.warn({ err: error }, 'the builtin embedder did not start'));
+  }
   const lagWatch =
     options.indexer !== false && options.lagWatch !== false && indexes
-      ? indexLagWatch(ledger, search, env.INDEX_STALL_SECONDS, logger)
+      ? indexLagWatch(ledger, arms, env.INDEX_STALL_SECONDS, logger)
       : null;
   const deliveries = indexer ? embeddedDeliveries(ledger, env, metrics, logger) : null;
   const server = createApp({
@@ -203,6 +257,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       deliveries?.stop();
       await Promise.all([indexerDone, deliveriesDone]);
       await rateLimiter?.close?.();
+      await embedder.close().catch(() => undefined);
       await ledger.close();
       // The spans of the last requests are sent before the process goes.
       await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));

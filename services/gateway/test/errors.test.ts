@@ -481,6 +481,8 @@ describe.each(DRIVERS)('error answers (%s)', (driver) => {
     const body = {
       namespace_ids: [ns.id],
       query: 'sky',
+      // The lexical arm alone: a cold builtin embedder would make the answer `degraded` first.
+      mode: 'lexical',
       budget: { max_context_chars: 1000 },
       min_sequence: 9007199254740991,
     };

@@ -425,7 +425,10 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
     // ---- recall (read-only, POST) --------------------------------------------------------
     const recallBody = { namespace_ids: [root.namespace.id], query: 'tea', budget: { max_context_chars: 10000 } };
     const recallQuery = gql(`query($input: RecallInput!) {
-      recall(input: $input) { status indexedSequence contextChars items { memory { ...M } revision { ...R } score stale } }
+      recall(input: $input) {
+        status indexedSequence contextChars retrieval { mode lexical semantic }
+        items { memory { ...M } revision { ...R } score stale ranks { lexical semantic } }
+      }
     }`);
     const recallInput = { namespaceIds: [root.namespace.id], query: 'tea', budget: { maxContextChars: 10000 } };
     let matched = false;

@@ -29,13 +29,17 @@ describe.each(DRIVERS)('recall with the embedded indexer (%s)', (driver) => {
       valid_from: 0,
     });
     const sequence = created.body.commit.sequence;
-    const found = await api.post('/v1/recall', {
-      namespace_ids: [ns.id],
-      query: 'quokka island',
-      budget,
-      min_sequence: sequence,
-      wait_ms: 5000,
-    });
+    // The builtin embedder loads its model at the first commit: the semantic arm may take a while.
+    const recallIndexed = () =>
+      api.post('/v1/recall', {
+        namespace_ids: [ns.id],
+        query: 'quokka island',
+        budget,
+        min_sequence: sequence,
+        wait_ms: 5000,
+      });
+    let found = await recallIndexed();
+    for (let tries = 0; tries < 6 && found.body.status !== 'complete'; tries += 1) found = await recallIndexed();
     expect(found.status).toBe(200);
     expect(found.body.status).toBe('complete');
     expect(found.body.indexed_sequence).toBeGreaterThanOrEqual(sequence);

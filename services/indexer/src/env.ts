@@ -1,4 +1,4 @@
-import { checkMeiliKey, meiliKeyEnvShape } from '@tms/composition';
+import { checkEmbedderEnv, checkMeiliKey, embedderEnvShape, meiliKeyEnvShape } from '@tms/composition';
 import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
@@ -9,6 +9,8 @@ const schema = z
     MEILI_URL: z.url().optional(),
     // MEILI_API_KEY or MEILI_API_KEY_FILE: read as the gateway reads them.
     ...meiliKeyEnvShape,
+    // EMBEDDER and EMBEDDINGS_*: the indexer makes the semantic arm's vectors (decisions §11).
+    ...embedderEnvShape,
     INDEXER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
     INDEXER_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     /** Port of the indexer's own /metrics and /healthz; 0 picks one, unset serves none. */
@@ -30,6 +32,7 @@ const schema = z
       ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
     }
     checkMeiliKey(env, ctx);
+    checkEmbedderEnv(env, ctx);
   });
 
 export type IndexerEnv = z.infer<typeof schema>;

@@ -1,7 +1,7 @@
 import http from 'node:http';
-import { searchProviderFor, untilMigrated } from '@tms/composition';
+import { checkEmbedder, embedderFor, searchProviderFor, untilMigrated } from '@tms/composition';
 import { Ledger } from '@tms/ledger';
-import { Indexer, indexerMetrics, indexLagMetrics } from '@tms/search';
+import { Indexer, indexArms, indexerMetrics, indexLagMetrics } from '@tms/search';
 import { createLogger, startTracing } from '@tms/telemetry';
 import { WebhookDeliveryWorker, webhookMetrics } from '@tms/webhooks';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -22,18 +22,35 @@ const provider = searchProviderFor({ ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_E
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const metrics = indexerMetrics(registry);
-if (provider.name !== 'none') indexLagMetrics(registry, ledger, provider.name, env.INDEX_STALL_SECONDS);
+// The semantic arm's embedder (EMBEDDER=none: lexical only). An endpoint down at boot only
+// delays the semantic arm: it retries with backoff while the lexical arm indexes.
+const embedder = embedderFor(env);
+if (embedder.kind !== 'none') {
+  await checkEmbedder(embedder).catch((error) =>
+    logger.warn({ err: error }, 'the embedder did not answer its boot probe; the semantic arm waits for it'),
+  );
+}
+if (provider.name !== 'none') {
+  indexLagMetrics(registry, ledger, indexArms(provider.name, embedder), env.INDEX_STALL_SECONDS);
+}
 const indexer = new Indexer(ledger, provider, {
   exclusive: true,
   batchSize: env.INDEXER_BATCH_SIZE,
   pollMs: env.INDEXER_POLL_MS,
+  embedder,
+  semantic: {
+    onBatch: (event) => {
+      metrics.onSemanticBatch(event);
+      logger.info(event, 'embedded');
+    },
+  },
   onBatch: (event) => {
     metrics.onBatch(event);
     logger.info(event, 'indexed');
   },
-  onError: (error, attempt) => {
-    metrics.onError();
-    logger.warn({ err: error, attempt }, 'indexing failed; retrying with backoff');
+  onError: (error, attempt, arm) => {
+    metrics.onError(arm);
+    logger.warn({ err: error, attempt, arm }, `${arm} indexing failed; retrying with backoff`);
   },
 });
 
@@ -81,10 +98,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-logger.info({ provider: provider.name }, 'indexer started');
+logger.info({ provider: provider.name, embedder: embedder.kind }, 'indexer started');
 // On a database `svc migrate` has not reached: one error line with the fix, then a quiet wait.
 const migrated = await untilMigrated(ledger, stopping.signal, logger);
 if (migrated) await Promise.all([indexer.run(), deliveries.run()]);
+await embedder.close().catch(() => undefined);
 await ledger.close();
 await tracing.shutdown().catch((error) => logger.warn({ err: error }, 'flushing traces failed'));
 logger.info('indexer stopped');

@@ -1,45 +1,90 @@
 import { codePointLength, type OperationInput, type OperationOutput, type recall } from '@tms/catalog';
 import type { NamespaceRow, RevisionRow } from '@tms/ledger';
-import { SearchUnavailableError } from '@tms/search';
+import {
+  EmbedderUnavailableError,
+  type FusedCandidate,
+  fuseRankings,
+  type RankedCandidate,
+  type SearchHit,
+  SearchUnavailableError,
+  semanticCursorName,
+} from '@tms/search';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentRevision } from '../present';
 import { currentRevision, isValidAt } from '../temporal';
 import { presentMemory } from './memories';
 
+type RecallInput = OperationInput<typeof recall>;
 type RecallOutput = OperationOutput<typeof recall>;
 type RecallItem = RecallOutput['items'][number];
+type Arm = 'lexical' | 'semantic';
+type ArmState = RecallOutput['retrieval']['lexical'];
 
-/** Index pages asked per recall before giving up with `partial` (the refill budget). */
+/** Index pages asked per arm and recall before giving up with `partial` (the refill budget). */
 const REFILL_ROUNDS = 3;
 const WAIT_POLL_MS = 50;
+/** A waiting recall stops waiting this long before the request's deadline, to search and answer in time. */
+const DEADLINE_MARGIN_MS = 1500;
+/** The query's embedding is given up this long before the request's deadline. */
+const EMBED_MARGIN_MS = 750;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What one arm gave: its ledger-approved candidates in its own order, and whether its refill budget ran out. */
+interface ArmAnswer {
+  state: ArmState;
+  ranked: RankedCandidate[];
+  /** The refill budget ran out before the arm had all the candidates it wanted. */
+  ranOut: boolean;
+}
+
+const OFF: ArmAnswer = { state: 'off', ranked: [], ranOut: false };
+const UNAVAILABLE: ArmAnswer = { state: 'unavailable', ranked: [], ranOut: false };
+
 /**
- * Recall (decisions §5). The index proposes candidates; the ledger decides: every candidate
- * is re-read and kept only if the caller may read it and it is current at (as_of, known_at)
- * and unpurged, so a stale or lagging index can never leak content. Dropped candidates are
- * refilled from further index pages within a fixed budget; when that budget runs out the
- * answer says `partial`, never that nothing more exists.
+ * Recall (decisions §5, §11). Each arm the mode asks for and the configuration enables (lexical:
+ * the search provider; semantic: the embedder and the provider's vectors) proposes candidates,
+ * both at once, with the filters inside the search; the ledger decides: every candidate is
+ * re-read and kept only if the caller may read it and it is current at (as_of, known_at) and
+ * unpurged, so a stale or lagging index can never leak content. Dropped candidates are refilled
+ * from further pages of the same arm within a fixed budget; when that budget runs out the answer
+ * says `partial`, never that nothing more exists. The approved rankings are then fused.
  */
-export async function recallMemories(input: OperationInput<typeof recall>, ctx: HandlerContext): Promise<RecallOutput> {
+export async function recallMemories(input: RecallInput, ctx: HandlerContext): Promise<RecallOutput> {
   const access = requireAccess(ctx);
   const ws = access.workspaceId;
   const namespaces = await readableScope(ctx, input.namespace_ids, input.include_descendants);
   const now = input.as_of === undefined || input.known_at === undefined ? await ctx.now() : 0;
   const asOf = input.as_of ?? now;
   const knownAt = input.known_at ?? now;
-  const providerName = ctx.search?.name ?? 'none';
-  const indexingOff = ctx.search === null || providerName === 'none';
+  const provider = ctx.search;
+  const providerName = provider?.name ?? 'none';
+  // SEARCH_PROVIDER=none: no index to ask at all, so both arms are unavailable and the ledger answers.
+  const indexingOff = provider === null || providerName === 'none';
+  const arms = armsToAsk(input.mode, ctx);
 
-  let indexed = await ctx.stores.indexState.indexedSequence(ws, providerName);
+  // The semantic cursor is per model; an embedder whose model is not known yet cannot answer
+  // either (its arm is `unavailable`, so the answer is `degraded` whatever the cursors say).
+  const model = ctx.queryVectors?.model() ?? null;
+  const cursors = arms.flatMap((arm) =>
+    arm === 'lexical' ? [providerName] : model === null ? [] : [semanticCursorName(providerName, model)],
+  );
+  const indexedSequence = async () => {
+    const sequences = await Promise.all(
+      (cursors.length > 0 ? cursors : [providerName]).map((c) => ctx.stores.indexState.indexedSequence(ws, c)),
+    );
+    return Math.min(...sequences);
+  };
+  let indexed = await indexedSequence();
   const behind = () => input.min_sequence !== undefined && (indexingOff || input.min_sequence > indexed);
   if (behind() && input.wait_ms > 0 && !indexingOff) {
-    const deadline = Date.now() + input.wait_ms;
+    // Within the request's deadline, leaving time to search and answer (`pending` if still behind).
+    const remaining = (ctx.deadline?.remainingMs() ?? Number.POSITIVE_INFINITY) - DEADLINE_MARGIN_MS;
+    const deadline = Date.now() + Math.min(input.wait_ms, remaining);
     while (behind() && Date.now() < deadline) {
       await sleep(Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
-      indexed = await ctx.stores.indexState.indexedSequence(ws, providerName);
+      indexed = await indexedSequence();
     }
   }
   const pending = behind();
@@ -49,79 +94,233 @@ export async function recallMemories(input: OperationInput<typeof recall>, ctx: 
 
   const wanted = input.budget.max_items;
   const allowed = new Set(namespaces.map((n) => n.id));
-  const accepted = new Map<string, { revision: RevisionRow; score: number }>();
-  let degraded = indexingOff;
-  let exhausted = false;
+  const ledger = new LedgerDecisions(ctx, ws, allowed, asOf, knownAt);
+  const filters = { workspaceId: ws, namespaceIds: [...allowed], kinds: input.kinds, asOf, knownAt };
+  // Fusion looks past the first `max_items` of each arm: a memory both arms rank fairly well
+  // belongs above one that only a single arm ranks first.
+  const perArm = Math.min(200, wanted * 2);
 
-  if (!indexingOff && ctx.search) {
-    const pageSize = Math.min(200, wanted * 2);
-    try {
-      for (let round = 0, offset = 0; round < REFILL_ROUNDS && accepted.size < wanted && !exhausted; round += 1) {
-        const hits = await ctx.search.search({
-          workspaceId: ws,
-          text: input.query,
-          namespaceIds: [...allowed],
-          kinds: input.kinds,
-          asOf,
-          knownAt,
-          limit: pageSize,
-          offset,
-        });
-        offset += hits.length;
-        exhausted = hits.length < pageSize;
-        const fresh = [...new Set(hits.map((h) => h.memoryId))].filter((id) => !accepted.has(id));
-        const decided = await decideInLedger(ctx, ws, fresh, allowed, asOf, knownAt);
-        for (const hit of hits) {
-          const revision = decided.get(hit.memoryId);
-          if (revision && !accepted.has(hit.memoryId) && accepted.size < wanted) {
-            accepted.set(hit.memoryId, { revision, score: hit.score });
-          }
+  const [lexical, semantic] = (await Promise.all(
+    (['lexical', 'semantic'] as const).map(async (arm): Promise<ArmAnswer> => {
+      if (!arms.includes(arm)) return OFF;
+      if (indexingOff || !provider) return UNAVAILABLE;
+      try {
+        if (arm === 'lexical') {
+          return await rankArm(ledger, perArm, (limit, offset) =>
+            provider.search({ ...filters, text: input.query, limit, offset }),
+          );
         }
+        const queryVectors = ctx.queryVectors;
+        if (!queryVectors) return OFF;
+        const { model, vector } = await inTime(queryVectors.vectorFor(input.query), ctx);
+        return await rankArm(ledger, perArm, (limit, offset) =>
+          provider.searchSemantic({ ...filters, vector, model, limit, offset }),
+        );
+      } catch (error) {
+        if (error instanceof SearchUnavailableError || error instanceof EmbedderUnavailableError) return UNAVAILABLE;
+        throw error;
       }
-    } catch (error) {
-      if (!(error instanceof SearchUnavailableError)) throw error;
-      degraded = true;
-    }
-  }
-  if (degraded) {
-    // What the ledger alone can give: an exact-bytes scan of current revisions.
-    const rows = await ctx.stores.memories.scanText(ws, {
-      namespaceIds: [...allowed],
-      kinds: input.kinds,
-      terms: ledgerTerms(input.query),
-      asOf,
-      knownAt,
-      limit: wanted,
+    }),
+  )) as [ArmAnswer, ArmAnswer];
+
+  const answered = lexical.state === 'ok' || semantic.state === 'ok';
+  const failed = lexical.state === 'unavailable' || semantic.state === 'unavailable';
+  const degraded = failed;
+  let candidates: { fused: FusedCandidate; revision: RevisionRow }[];
+  if (answered) {
+    candidates = fuseRankings({ lexical: lexical.ranked, semantic: semantic.ranked }).flatMap((fused) => {
+      const revision = ledger.approved(fused.memoryId);
+      return revision ? [{ fused, revision }] : [];
     });
-    for (const row of rows) if (!accepted.has(row.memoryId)) accepted.set(row.memoryId, { revision: row, score: 0 });
+  } else {
+    candidates = degraded ? await ledgerScan(ctx, input, filters, wanted) : [];
   }
 
-  // The context budget is a hard ceiling: an item whose text does not fit is left out.
-  const generations = await ctx.stores.memories.generationsAt(ws, [...accepted.keys()], knownAt);
-  const items: RecallItem[] = [];
+  // At most `max_items`; the context budget is a hard ceiling: an item whose text does not fit is left out.
+  const chosen: typeof candidates = [];
   let contextChars = 0;
   let cut = false;
-  for (const [memoryId, { revision, score }] of accepted) {
-    const chars = codePointLength(revision.text ?? '');
+  for (const candidate of candidates) {
+    if (chosen.length === wanted) break;
+    const chars = codePointLength(candidate.revision.text ?? '');
     if (contextChars + chars > input.budget.max_context_chars) {
       cut = true;
       continue;
     }
     contextChars += chars;
-    items.push({
-      memory: presentMemory(
-        { id: memoryId, namespaceId: revision.namespaceId, kind: revision.kind },
-        generations.get(memoryId) ?? revision.generation,
-      ),
-      revision: presentRevision(revision, knownAt),
-      score,
-      stale: revision.invalidatedAt !== null && revision.invalidatedAt <= knownAt,
-    });
+    chosen.push(candidate);
   }
-  const partial = cut || (!degraded && !exhausted && accepted.size < wanted);
+  const generations = await ctx.stores.memories.generationsAt(
+    ws,
+    chosen.map((c) => c.fused.memoryId),
+    knownAt,
+  );
+  const items: RecallItem[] = chosen.map(({ fused, revision }) => ({
+    memory: presentMemory(
+      { id: fused.memoryId, namespaceId: revision.namespaceId, kind: revision.kind },
+      generations.get(fused.memoryId) ?? revision.generation,
+    ),
+    revision: presentRevision(revision, knownAt),
+    score: fused.score,
+    stale: revision.invalidatedAt !== null && revision.invalidatedAt <= knownAt,
+    ranks: { lexical: fused.ranks.lexical, semantic: fused.ranks.semantic },
+  }));
+  const ranOut = lexical.ranOut || semantic.ranOut;
+  const partial = cut || (answered && ranOut && items.length < wanted);
   const status = degraded ? 'degraded' : pending ? 'pending' : partial ? 'partial' : 'complete';
   ctx.observer.recall?.(status);
-  return { status, indexed_sequence: indexed, items, context_chars: contextChars };
+  return {
+    status,
+    indexed_sequence: indexed,
+    items,
+    context_chars: contextChars,
+    retrieval: { mode: input.mode, lexical: lexical.state, semantic: semantic.state },
+  };
+}
+
+/**
+ * The query's embedding, given up (the semantic arm `unavailable`) shortly before the request's
+ * deadline: an embedder still loading its model or busy must not cost the lexical arm's answer.
+ */
+async function inTime<T>(work: Promise<T>, ctx: HandlerContext): Promise<T> {
+  const remaining = ctx.deadline?.remainingMs();
+  if (remaining === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new EmbedderUnavailableError('the query was not embedded in time')),
+      Math.max(0, remaining - EMBED_MARGIN_MS),
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The arms a recall asks: those its mode names that the configuration enables. When that leaves
+ * none (`semantic` with EMBEDDER=none) the lexical arm answers alone and `retrieval` says so:
+ * an empty answer would read as a claim that nothing matches.
+ */
+function armsToAsk(mode: RecallInput['mode'], ctx: HandlerContext): Arm[] {
+  const semanticOn = ctx.queryVectors !== null;
+  const named: Arm[] = mode === 'hybrid' ? ['lexical', 'semantic'] : [mode];
+  const enabled = named.filter((arm) => arm === 'lexical' || semanticOn);
+  return enabled.length > 0 ? enabled : ['lexical'];
+}
+
+/**
+ * One arm's ranking, ledger-approved: pages of `perArm` hits until `perArm` candidates are
+ * approved, the arm has no more, or the refill budget is spent. Ranks count approved candidates
+ * only, so a candidate the ledger refused leaves no gap that would hint at it.
+ */
+async function rankArm(
+  ledger: LedgerDecisions,
+  perArm: number,
+  page: (limit: number, offset: number) => Promise<SearchHit[]>,
+): Promise<ArmAnswer> {
+  const ranked: RankedCandidate[] = [];
+  const taken = new Set<string>();
+  let exhausted = false;
+  for (let round = 0, offset = 0; round < REFILL_ROUNDS && ranked.length < perArm && !exhausted; round += 1) {
+    const hits = await page(perArm, offset);
+    offset += hits.length;
+    exhausted = hits.length < perArm;
+    await ledger.decide(hits.map((h) => h.memoryId));
+    for (const hit of hits) {
+      const revision = ledger.approved(hit.memoryId);
+      if (!revision || taken.has(hit.memoryId) || ranked.length >= perArm) continue;
+      taken.add(hit.memoryId);
+      ranked.push({ revisionId: revision.id, memoryId: hit.memoryId, score: hit.score });
+    }
+  }
+  return { state: 'ok', ranked, ranOut: !exhausted && ranked.length < perArm };
+}
+
+/** What the ledger alone can give when no arm answers: an exact-bytes scan of current revisions. */
+async function ledgerScan(
+  ctx: HandlerContext,
+  input: RecallInput,
+  filters: { workspaceId: string; namespaceIds: string[]; asOf: number; knownAt: number },
+  wanted: number,
+): Promise<{ fused: FusedCandidate; revision: RevisionRow }[]> {
+  const rows = await ctx.stores.memories.scanText(filters.workspaceId, {
+    namespaceIds: filters.namespaceIds,
+    kinds: input.kinds,
+    terms: ledgerTerms(input.query),
+    asOf: filters.asOf,
+    knownAt: filters.knownAt,
+    limit: wanted,
+  });
+  const seen = new Set<string>();
+  const found: { fused: FusedCandidate; revision: RevisionRow }[] = [];
+  for (const row of rows) {
+    if (seen.has(row.memoryId)) continue;
+    seen.add(row.memoryId);
+    found.push({
+      fused: { revisionId: row.id, memoryId: row.memoryId, score: 0, ranks: { lexical: null, semantic: null } },
+      revision: row,
+    });
+  }
+  return found;
+}
+
+/**
+ * The ledger's verdict on candidate memories, shared by both arms of one recall so that a memory
+ * both propose is read once: its revision current at knownAt, valid at asOf, unpurged, in scope.
+ */
+class LedgerDecisions {
+  /** Per memory: its approved revision, or null; a promise while its read is under way (the other arm may share it). */
+  private readonly decided = new Map<string, Promise<RevisionRow | null>>();
+  private readonly settled = new Map<string, RevisionRow | null>();
+
+  constructor(
+    private readonly ctx: HandlerContext,
+    private readonly workspaceId: string,
+    private readonly allowed: Set<string>,
+    private readonly asOf: number,
+    private readonly knownAt: number,
+  ) {}
+
+  /** The verdict on a memory `decide` has settled (null: refused, or never asked). */
+  approved(memoryId: string): RevisionRow | null {
+    return this.settled.get(memoryId) ?? null;
+  }
+
+  /** Settle the verdict on each memory, reading from the ledger only those no arm asked about yet. */
+  async decide(memoryIds: readonly string[]): Promise<void> {
+    const fresh = [...new Set(memoryIds)].filter((id) => !this.decided.has(id));
+    if (fresh.length > 0) {
+      const read = this.read(fresh);
+      for (const id of fresh)
+        this.decided.set(
+          id,
+          read.then((verdicts) => verdicts.get(id) ?? null),
+        );
+    }
+    await Promise.all(
+      memoryIds.map(async (id) => {
+        this.settled.set(id, (await this.decided.get(id)) ?? null);
+      }),
+    );
+  }
+
+  private async read(memoryIds: readonly string[]): Promise<Map<string, RevisionRow>> {
+    const rows = await this.ctx.stores.memories.revisionsOfMemories(this.workspaceId, memoryIds);
+    const byMemory = new Map<string, RevisionRow[]>();
+    for (const row of rows) byMemory.set(row.memoryId, [...(byMemory.get(row.memoryId) ?? []), row]);
+    const verdicts = new Map<string, RevisionRow>();
+    for (const [memoryId, revisions] of byMemory) {
+      const known = revisions.filter((r) => r.recordedAt <= this.knownAt).sort((a, b) => b.generation - a.generation);
+      const current = currentRevision(known, this.knownAt);
+      if (!current || current.purgedAt !== null || current.text === null) continue;
+      if (!this.allowed.has(current.namespaceId) || !isValidAt(current, this.asOf)) continue;
+      verdicts.set(memoryId, current);
+    }
+    return verdicts;
+  }
 }
 
 /** The addressed namespaces (each must be readable: `not_found` otherwise) and, if asked, their readable subtrees. */
@@ -134,29 +333,6 @@ async function readableScope(ctx: HandlerContext, ids: readonly string[], withDe
   const readable = [];
   for (const namespace of below) if (await access.canRead(namespace)) readable.push(namespace);
   return [...roots, ...readable];
-}
-
-/** For each memory, its revision current at knownAt, valid at asOf, unpurged, in scope; else absent. */
-async function decideInLedger(
-  ctx: HandlerContext,
-  workspaceId: string,
-  memoryIds: readonly string[],
-  allowed: Set<string>,
-  asOf: number,
-  knownAt: number,
-): Promise<Map<string, RevisionRow>> {
-  const rows = await ctx.stores.memories.revisionsOfMemories(workspaceId, memoryIds);
-  const byMemory = new Map<string, RevisionRow[]>();
-  for (const row of rows) byMemory.set(row.memoryId, [...(byMemory.get(row.memoryId) ?? []), row]);
-  const decided = new Map<string, RevisionRow>();
-  for (const [memoryId, revisions] of byMemory) {
-    const known = revisions.filter((r) => r.recordedAt <= knownAt).sort((a, b) => b.generation - a.generation);
-    const current = currentRevision(known, knownAt);
-    if (!current || current.purgedAt !== null || current.text === null) continue;
-    if (!allowed.has(current.namespaceId) || !isValidAt(current, asOf)) continue;
-    decided.set(memoryId, current);
-  }
-  return decided;
 }
 
 /** Query words for the byte-exact ledger scan: as typed, lowercase, capitalized and uppercase. */

@@ -9,6 +9,8 @@ export interface IndexLag {
   indexedSequence: number;
   /** When the first commit the provider has not indexed was recorded (unix seconds); null when caught up. */
   oldestUnindexedAt: number | null;
+  /** When this cursor last advanced (unix seconds); null when it never did. */
+  updatedAt: number | null;
 }
 
 /** The indexer's progress per workspace and provider. */
@@ -49,7 +51,7 @@ export class IndexStateStorage {
   async lag(provider: string, onlyBehind: boolean): Promise<IndexLag[]> {
     const result = await this.db.execute(sql`
       select h.workspace_id, h.sequence as head, coalesce(s.indexed_sequence, 0) as indexed,
-             c.recorded_at as oldest_unindexed_at
+             c.recorded_at as oldest_unindexed_at, s.updated_at
         from workspace_heads h
         left join index_state s on s.workspace_id = h.workspace_id and s.provider = ${provider}
         left join commits c on c.workspace_id = h.workspace_id and c.sequence = coalesce(s.indexed_sequence, 0) + 1
@@ -60,22 +62,25 @@ export class IndexStateStorage {
       head: string | number;
       indexed: string | number;
       oldest_unindexed_at: string | number | null;
+      updated_at: string | number | null;
     }>(result).map((r) => ({
       workspaceId: r.workspace_id,
       headSequence: Number(r.head),
       indexedSequence: Number(r.indexed),
       oldestUnindexedAt: r.oldest_unindexed_at === null ? null : Number(r.oldest_unindexed_at),
+      updatedAt: r.updated_at === null ? null : Number(r.updated_at),
     }));
   }
 
   /**
    * Claim a workspace for this transaction: only one indexer works a workspace at a time, and
-   * the claim ends with the transaction (or with the process, if it dies).
+   * the claim ends with the transaction (or with the process, if it dies). Each arm (lexical,
+   * semantic) claims separately.
    */
-  async tryClaim(workspaceId: string): Promise<boolean> {
-    const result = await this.db.execute(
-      sql`select pg_try_advisory_xact_lock(hashtextextended(${`tms-indexer\u001f${workspaceId}`}, 0)) as claimed`,
-    );
+  async tryClaim(workspaceId: string, arm: 'lexical' | 'semantic' = 'lexical'): Promise<boolean> {
+    // One claim per arm: the semantic arm embeds slowly and must never hold the lexical arm back.
+    const key = arm === 'lexical' ? `tms-indexer\u001f${workspaceId}` : `tms-indexer-semantic\u001f${workspaceId}`;
+    const result = await this.db.execute(sql`select pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) as claimed`);
     return rowsOf<{ claimed: boolean }>(result)[0]?.claimed === true;
   }
 }

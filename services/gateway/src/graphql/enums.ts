@@ -1,11 +1,13 @@
 import type { EnumRef } from '@pothos/core';
 import {
+  armStateSchema,
   CAPABILITIES,
   CHANGE_SUBJECT_TYPES,
   callerKindSchema,
   credentialKindSchema,
   MEMORY_KINDS,
   memberRoleSchema,
+  recallModeSchema,
   verdictSchema,
   webhookStateSchema,
 } from '@tms/catalog';
@@ -64,4 +66,14 @@ export const ChangeSubjectTypeEnum = enumOf(
   'ChangeSubjectType',
   CHANGE_SUBJECT_TYPES,
   'What a change names; members, grants, installations, credentials, webhooks and the workspace are workspace-level.',
+);
+export const RecallModeEnum = enumOf(
+  'RecallMode',
+  recallModeSchema.options,
+  'Which ranking arms recall asks: both fused (`hybrid`), or `lexical` or `semantic` alone.',
+);
+export const RetrievalStateEnum = enumOf(
+  'RetrievalState',
+  armStateSchema.options,
+  'How a recall arm took part: `ok`, `off` (by configuration or not asked by the mode) or `unavailable` (failed).',
 );

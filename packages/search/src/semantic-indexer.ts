@@ -1,0 +1,170 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Ledger, RevisionRow, Stores } from '@tms/ledger';
+import type { Embedder } from './embedders/embedder';
+import { type SearchProvider, semanticCursorName, type VectorDocument, type VectorMetadata } from './provider';
+
+export interface SemanticIndexerOptions {
+  /** Commits per batch (small: every new text in them is embedded before the cursor moves). */
+  batchSize?: number;
+  /** Texts per `embed` call; each call's vectors are stored as soon as they come. */
+  embedBatchSize?: number;
+  /** Claim each workspace with a transaction-scoped advisory lock (the semantic arm's own). */
+  exclusive?: boolean;
+  onBatch?: (event: SemanticBatchReport) => void;
+  /** Called between storing a batch's vectors and advancing the semantic cursor (tests crash here). */
+  beforeAdvance?: (workspaceId: string, sequence: number) => Promise<void> | void;
+}
+
+export interface SemanticBatchReport {
+  workspaceId: string;
+  commits: number;
+  /** Texts embedded. */
+  embedded: number;
+  /** Vectors whose metadata changed without re-embedding. */
+  updated: number;
+  /** Vectors deleted (purged revisions). */
+  deleted: number;
+  indexedSequence: number;
+}
+
+function metadataOf(row: RevisionRow): VectorMetadata {
+  return {
+    workspaceId: row.workspaceId,
+    revisionId: row.id,
+    memoryId: row.memoryId,
+    namespaceId: row.namespaceId,
+    kind: row.kind,
+    validFrom: row.validFrom,
+    validTo: row.validTo,
+    recordedAt: row.recordedAt,
+    recordedUntil: row.recordedUntil,
+  };
+}
+
+/**
+ * The semantic arm of the indexer (decisions §11): tails the same commits as the lexical arm on
+ * its own cursor (`semanticCursorName(provider, model)` in `index_state`), embeds the texts of
+ * revisions that have no vector of this model yet, updates the filter columns of those that do
+ * (a correction closing `recorded_until` is not re-embedded), deletes the vectors of purged
+ * revisions, and advances its cursor only once the vectors are stored. A new model gets a new
+ * cursor, starting at 0, so everything is embedded again with it.
+ */
+export class SemanticIndexer {
+  private readonly batchSize: number;
+  private readonly embedBatchSize: number;
+  private readonly exclusive: boolean;
+
+  constructor(
+    private readonly ledger: Ledger,
+    readonly provider: SearchProvider,
+    readonly embedder: Embedder,
+    private readonly options: SemanticIndexerOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 50;
+    this.embedBatchSize = options.embedBatchSize ?? 32;
+    this.exclusive = options.exclusive ?? ledger.driver === 'postgres';
+  }
+
+  /** Its cursor in `index_state` (read late: an openai model knows its dimensions after the boot probe). */
+  get cursor(): string {
+    return semanticCursorName(this.provider.name, this.embedder.model);
+  }
+
+  /** Embed every workspace that is behind until all are caught up; returns commits indexed. */
+  async catchUp(): Promise<number> {
+    let total = 0;
+    for (const { workspaceId } of await this.ledger.stores.indexState.lag(this.cursor, true)) {
+      for (;;) {
+        const indexed = await this.indexBatch(workspaceId);
+        total += indexed;
+        if (indexed === 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    return total;
+  }
+
+  /** One batch of one workspace; 0 when nothing was left or another indexer holds it. */
+  indexBatch(workspaceId: string): Promise<number> {
+    return trace.getTracer('tms-indexer').startActiveSpan(
+      'embed batch',
+      {
+        attributes: {
+          'tms.workspace_id': workspaceId,
+          'tms.search_provider': this.provider.name,
+          'tms.embedding_model': this.embedder.model,
+        },
+      },
+      async (span) => {
+        try {
+          const report = this.exclusive
+            ? await this.ledger.transaction(async (stores) =>
+                (await stores.indexState.tryClaim(workspaceId, 'semantic')) ? this.batch(stores, workspaceId) : null,
+              )
+            : await this.batch(this.ledger.stores, workspaceId);
+          if (!report) return 0;
+          span.setAttribute('tms.commits', report.commits);
+          span.setAttribute('tms.embedded', report.embedded);
+          this.options.onBatch?.(report);
+          return report.commits;
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  private async batch(stores: Stores, workspaceId: string): Promise<SemanticBatchReport | null> {
+    const from = await stores.indexState.indexedSequence(workspaceId, this.cursor);
+    const commits = await stores.commits.after(workspaceId, from, this.batchSize);
+    const last = commits.at(-1);
+    if (!last) return null;
+    const memoryIds = [...new Set(commits.flatMap((c) => c.subjectIds.filter((id) => id.startsWith('mem_'))))];
+    // The ledger as it is now (which includes everything up to `last`), as the lexical arm reads it.
+    const revisions = await stores.memories.revisionsOfMemories(workspaceId, memoryIds);
+    const deletes = revisions.filter((r) => r.purgedAt !== null || r.text === null).map((r) => r.id);
+    const live = revisions.filter((r) => r.purgedAt === null && r.text !== null);
+    const { model, dimensions } = this.embedder;
+    const embedded = new Set(
+      await this.provider.vectorRevisionIds(
+        workspaceId,
+        model,
+        live.map((r) => r.id),
+      ),
+    );
+    const updates = live.filter((r) => embedded.has(r.id)).map(metadataOf);
+    const fresh = live.filter((r) => !embedded.has(r.id));
+    // Deletions and metadata first: a purge never waits behind the embedder.
+    if (deletes.length || updates.length) {
+      await this.provider.applyVectors(workspaceId, { model, dimensions, upserts: [], updates, deletes });
+    }
+    for (let i = 0; i < fresh.length; i += this.embedBatchSize) {
+      const chunk = fresh.slice(i, i + this.embedBatchSize);
+      const vectors = await this.embedder.embed(
+        chunk.map((r) => r.text ?? ''),
+        'document',
+      );
+      const upserts = chunk.map((r, j): VectorDocument => {
+        const vector = vectors[j];
+        if (!vector || vector.length !== dimensions) {
+          throw new Error(`embedder ${model} returned ${vector?.length ?? 'no'} dimensions, not ${dimensions}`);
+        }
+        return { ...metadataOf(r), vector };
+      });
+      await this.provider.applyVectors(workspaceId, { model, dimensions, upserts, updates: [], deletes: [] });
+    }
+    await this.options.beforeAdvance?.(workspaceId, last.sequence);
+    await stores.indexState.advance(workspaceId, this.cursor, last.sequence, Date.now() / 1000);
+    return {
+      workspaceId,
+      commits: commits.length,
+      embedded: fresh.length,
+      updated: updates.length,
+      deleted: deletes.length,
+      indexedSequence: last.sequence,
+    };
+  }
+}

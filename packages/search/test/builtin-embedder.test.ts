@@ -1,0 +1,200 @@
+import { execFile, fork } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BUILTIN_WORKER_FILE, BuiltinEmbedder } from '../src/embedders/builtin-embedder';
+import { EmbedderUnavailableError } from '../src/embedders/embedder';
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
+  return sum;
+}
+
+/** The nice value of one task, field 19 of /proc/<pid>/task/<tid>/stat (after the parenthesised name). */
+function niceOf(statFile: string): number {
+  const stat = fs.readFileSync(statFile, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[16]);
+}
+
+/** Resolves with the outcome of `embed` without throwing, so a test can look at the error. */
+async function settle(promise: Promise<Float32Array[]>): Promise<Float32Array[] | Error> {
+  return promise.catch((error: Error) => error);
+}
+
+describe('the builtin embedder', () => {
+  const embedder = new BuiltinEmbedder({ restartDelayMs: 50 });
+  afterAll(() => embedder.close());
+
+  it('gives 512-dimension unit vectors, the same for the same text, near for near meanings', async () => {
+    const [tea, drink, train, teaAgain] = await embedder.embed(
+      [
+        'Ana prefers tea',
+        'what does Ana drink',
+        'The train to Lyon leaves from platform four at noon',
+        'Ana prefers tea',
+      ],
+      'document',
+    );
+    for (const vector of [tea, drink, train, teaAgain]) {
+      expect(vector).toBeInstanceOf(Float32Array);
+      expect(vector?.length).toBe(512);
+      expect(dot(vector as Float32Array, vector as Float32Array)).toBeCloseTo(1, 4);
+    }
+    expect(embedder.model).toBe('builtin:use-lite@512');
+    expect(embedder.dimensions).toBe(512);
+    // Deterministic: the same text in another call gives the same vector.
+    const [teaLater] = await embedder.embed(['Ana prefers tea'], 'query');
+    expect(Array.from(teaLater as Float32Array)).toEqual(Array.from(tea as Float32Array));
+    expect(Array.from(teaAgain as Float32Array)).toEqual(Array.from(tea as Float32Array));
+    const near = dot(tea as Float32Array, drink as Float32Array);
+    const far = dot(tea as Float32Array, train as Float32Array);
+    expect(near).toBeGreaterThan(far);
+  });
+
+  it('embeds an empty text and keeps the order of a batch that spans several chunks', async () => {
+    const texts = Array.from({ length: 19 }, (_, i) => (i === 7 ? '' : `note ${i}: the meeting moved to room ${i}`));
+    const batch = await embedder.embed(texts, 'document');
+    expect(batch).toHaveLength(19);
+    const one = await embedder.embed([texts[12] as string], 'document');
+    expect(Array.from(batch[12] as Float32Array)).toEqual(Array.from(one[0] as Float32Array));
+    expect(dot(batch[7] as Float32Array, batch[7] as Float32Array)).toBeCloseTo(1, 4);
+  });
+
+  it('runs the model in a child process whose every thread is niced to 10', async () => {
+    await embedder.start();
+    const pid = embedder.pid as number;
+    expect(pid).toBeGreaterThan(0);
+    expect(pid).not.toBe(process.pid);
+    expect(niceOf(`/proc/${pid}/stat`)).toBe(10);
+    const tasks = fs.readdirSync(`/proc/${pid}/task`);
+    expect(tasks.length).toBeGreaterThan(1);
+    for (const tid of tasks) expect(niceOf(`/proc/${pid}/task/${tid}/stat`)).toBe(10);
+    expect(niceOf(`/proc/${process.pid}/stat`)).toBeLessThan(10);
+  });
+
+  it('answers a query submitted while documents are queued before those documents finish', async () => {
+    const order: string[] = [];
+    const documents = embedder
+      .embed(
+        Array.from({ length: 48 }, (_, i) => `document ${i} about the quarterly budget review`),
+        'document',
+      )
+      .then(() => order.push('documents'));
+    const query = embedder.embed(['what is the budget'], 'query').then(() => order.push('query'));
+    await Promise.all([documents, query]);
+    expect(order).toEqual(['query', 'documents']);
+  });
+
+  it('embeds a text longer than a piece as the mean of its pieces, and lets a query pass it', async () => {
+    // 12 000 characters: 13 pieces, two a chunk (2000 characters), so the query goes in between.
+    const sentence = 'Ana keeps a tin of green tea in her desk and drinks it every morning. ';
+    const long = sentence.repeat(Math.ceil(12_000 / sentence.length)).slice(0, 12_000);
+    const order: string[] = [];
+    const document = embedder.embed([long], 'document').then((vectors) => {
+      order.push('document');
+      return vectors;
+    });
+    const query = embedder.embed(['what does Ana drink'], 'query').then((vectors) => {
+      order.push('query');
+      return vectors;
+    });
+    const [[longVector], [queryVector]] = await Promise.all([document, query]);
+    expect(order).toEqual(['query', 'document']);
+    expect(longVector?.length).toBe(512);
+    expect(dot(longVector as Float32Array, longVector as Float32Array)).toBeCloseTo(1, 4);
+    const [unrelated] = await embedder.embed(['The train to Lyon leaves from platform four at noon'], 'query');
+    expect(dot(longVector as Float32Array, queryVector as Float32Array)).toBeGreaterThan(
+      dot(longVector as Float32Array, unrelated as Float32Array),
+    );
+  });
+
+  it('fails the calls of a killed child with EmbedderUnavailableError, then recovers', async () => {
+    await embedder.start();
+    const pid = embedder.pid as number;
+    const pending = settle(
+      embedder.embed(
+        Array.from({ length: 40 }, (_, i) => `a long queue of text ${i}`),
+        'document',
+      ),
+    );
+    process.kill(pid, 'SIGKILL');
+    const failed = await pending;
+    expect(failed).toBeInstanceOf(EmbedderUnavailableError);
+    expect((failed as Error).message).toMatch(/exited \(signal SIGKILL\)/);
+    // Down until the restart: calls fail at once rather than wait.
+    expect(await settle(embedder.embed(['right after'], 'query'))).toBeInstanceOf(EmbedderUnavailableError);
+
+    let recovered: Float32Array[] | Error = new Error('never tried');
+    for (let attempt = 0; attempt < 100 && !Array.isArray(recovered); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      recovered = await settle(embedder.embed(['Ana prefers tea'], 'query'));
+    }
+    expect(Array.isArray(recovered)).toBe(true);
+    expect(embedder.pid).not.toBe(pid);
+    expect((recovered as Float32Array[])[0]?.length).toBe(512);
+  });
+
+  it('ends the child at close, after which calls fail', async () => {
+    const own = new BuiltinEmbedder();
+    await own.start();
+    const pid = own.pid as number;
+    await own.close();
+    expect(fs.existsSync(`/proc/${pid}`)).toBe(false);
+    expect(await settle(own.embed(['after close'], 'query'))).toBeInstanceOf(EmbedderUnavailableError);
+  });
+});
+
+describe('the builtin embedder child', () => {
+  it('lets a process whose embedder was never closed end, and ends with it', async () => {
+    const tsx = path.resolve(import.meta.dirname, '../../../node_modules/.bin/tsx');
+    const script = path.join(import.meta.dirname, 'fixtures/unclosed-embedder.ts');
+    // Without the timeout a process held open by its idle child would hang here; with it, it fails.
+    const { stdout } = await promisify(execFile)(tsx, [script], { timeout: 60_000 });
+    const { dimensions, childPid } = JSON.parse(stdout.trim()) as { dimensions: number; childPid: number };
+    expect(dimensions).toBe(512);
+    // The child sees its parent go (the IPC channel closes) and exits.
+    for (let tries = 0; tries < 100 && fs.existsSync(`/proc/${childPid}`); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(fs.existsSync(`/proc/${childPid}`)).toBe(false);
+  });
+
+  it('loads the model from its package files with no network connection', async () => {
+    // A preload that makes every TCP connection and fetch fail, and says so on stderr: the model
+    // loads and answers all the same, and nothing was attempted.
+    const preload = `
+      import net from 'node:net';
+      process.stderr.write('PRELOADED\\n');
+      net.Socket.prototype.connect = function () { process.stderr.write('NETWORK connect\\n'); throw new Error('no network'); };
+      globalThis.fetch = async (url) => { process.stderr.write('NETWORK fetch ' + url + '\\n'); throw new Error('no network'); };
+    `;
+    const worker = path.join(import.meta.dirname, '../src/embedders', BUILTIN_WORKER_FILE);
+    const child = fork(worker, ['10'], {
+      execArgv: ['--import', `data:text/javascript,${encodeURIComponent(preload)}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    try {
+      const answer = await new Promise<{ type: string; vectors?: Float32Array[] }>((resolve, reject) => {
+        child.on('message', (message: { type: string; vectors?: Float32Array[] }) => {
+          if (message.type === 'ready') child.send({ type: 'embed', id: 1, texts: ['offline'] });
+          else resolve(message);
+        });
+        child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${stderr}`)));
+      });
+      expect(answer.type).toBe('vectors');
+      expect(answer.vectors?.[0]?.length).toBe(512);
+      expect(stderr).toContain('PRELOADED');
+      expect(stderr).not.toContain('NETWORK');
+    } finally {
+      child.kill();
+    }
+  });
+});

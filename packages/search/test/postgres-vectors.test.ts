@@ -1,0 +1,206 @@
+import { type Database, Ledger } from '@tms/ledger';
+import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSearchProvider } from '../src/postgres-provider';
+import type { VectorDocument } from '../src/provider';
+
+/** A deterministic unit vector from a seed (a small LCG), so stores can be compared on the same data. */
+function randomUnit(seed: number, dimensions: number): Float32Array {
+  let state = seed >>> 0;
+  const v = new Float32Array(dimensions);
+  let norm = 0;
+  for (let i = 0; i < dimensions; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    v[i] = state / 2 ** 32 - 0.5;
+    norm += (v[i] as number) ** 2;
+  }
+  const scale = 1 / Math.sqrt(norm);
+  return v.map((x) => x * scale);
+}
+
+const DIMENSIONS = 64;
+const MODEL = 'test:random@64';
+
+function documents(count: number): VectorDocument[] {
+  return Array.from({ length: count }, (_, i) => ({
+    workspaceId: 'ws_a',
+    revisionId: `rev_${String(i).padStart(4, '0')}`,
+    memoryId: `mem_${i}`,
+    namespaceId: `ns_${i % 4}`,
+    kind: i % 3 === 0 ? 'episode' : 'claim',
+    validFrom: 0,
+    validTo: null,
+    recordedAt: 100 + i,
+    recordedUntil: i % 10 === 0 ? 200 + i : null,
+    vector: randomUnit(i + 1, DIMENSIONS),
+  }));
+}
+
+interface Subject {
+  name: string;
+  open(store: 'auto' | 'exact'): Promise<{ provider: PostgresSearchProvider; db: Database; close(): Promise<void> }>;
+}
+
+let database: TestDatabase | null = null;
+const subjects: Subject[] = [
+  {
+    name: 'PGlite',
+    async open(store) {
+      const ledger = await Ledger.open({ dataDir: 'memory://' });
+      await ledger.migrate();
+      const db = ledger.handle.db;
+      return { provider: new PostgresSearchProvider(db, { store }), db, close: () => ledger.close() };
+    },
+  },
+  {
+    name: 'Postgres',
+    async open(store) {
+      database ??= await createTestDatabase('tms_vectors');
+      const ledger = await Ledger.open({ databaseUrl: database.url });
+      await ledger.migrate();
+      const db = ledger.handle.db;
+      return { provider: new PostgresSearchProvider(db, { store }), db, close: () => ledger.close() };
+    },
+  },
+];
+
+afterAll(async () => {
+  await database?.drop();
+});
+
+describe.each(subjects)('postgres vector store on $name', (subject) => {
+  let provider: PostgresSearchProvider;
+  let close: () => Promise<void>;
+  const docs = documents(300);
+  beforeAll(async () => {
+    ({ provider, close } = await subject.open('auto'));
+    await provider.prepare();
+    await provider.prepare();
+    await provider.applyVectors('ws_a', {
+      model: MODEL,
+      dimensions: DIMENSIONS,
+      upserts: docs,
+      updates: [],
+      deletes: [],
+    });
+  });
+  afterAll(() => close?.());
+
+  const query = (seed: number, over: object = {}) => ({
+    workspaceId: 'ws_a',
+    namespaceIds: ['ns_0', 'ns_1', 'ns_2', 'ns_3'],
+    asOf: 1000,
+    knownAt: 1000,
+    limit: 10,
+    offset: 0,
+    model: MODEL,
+    vector: randomUnit(seed, DIMENSIONS),
+    ...over,
+  });
+
+  it('ranks by cosine similarity, best first, within the filters', async () => {
+    const q = query(42, { namespaceIds: ['ns_1'], kinds: ['claim'] });
+    const hits = await provider.searchSemantic(q);
+    const expected = docs
+      .filter((d) => d.namespaceId === 'ns_1' && d.kind === 'claim' && d.recordedUntil === null)
+      .map((d) => ({ id: d.revisionId, score: d.vector.reduce((s, x, i) => s + x * (q.vector[i] as number), 0) }))
+      .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+      .slice(0, 10);
+    expect(hits.map((h) => h.revisionId)).toEqual(expected.map((e) => e.id));
+    for (const [i, hit] of hits.entries()) expect(hit.score).toBeCloseTo(expected[i]?.score ?? Number.NaN, 4);
+  });
+
+  it('a narrow known_at filter still fills the answer', async () => {
+    // Only the closed revisions (every tenth) were current at 205: 30 of 300.
+    const hits = await provider.searchSemantic(query(7, { knownAt: 205.5, limit: 20 }));
+    expect(hits.length).toBeGreaterThan(0);
+    for (const hit of hits) {
+      const doc = docs.find((d) => d.revisionId === hit.revisionId);
+      expect(doc?.recordedAt).toBeLessThanOrEqual(205.5);
+      expect(doc?.recordedUntil === null || (doc?.recordedUntil ?? 0) > 205.5).toBe(true);
+    }
+    const expectedCount = docs.filter(
+      (d) => d.recordedAt <= 205.5 && (d.recordedUntil === null || d.recordedUntil > 205.5),
+    ).length;
+    expect(hits.length).toBe(Math.min(20, expectedCount));
+  });
+
+  it('never compares vectors of another model', async () => {
+    expect(await provider.searchSemantic(query(42, { model: 'test:other@64' }))).toEqual([]);
+  });
+
+  it('settles on pgvector where the extension exists and on the exact scan where it does not', () => {
+    // PGlite ships pgvector; this machine's Postgres 15 has no `vector` extension.
+    expect(provider.vectors.kind).toBe(subject.name === 'PGlite' ? 'pgvector' : 'exact');
+  });
+});
+
+describe('the exact-scan store and the pgvector store (PGlite) on the same data', () => {
+  const docs = documents(400);
+  const opened: { provider: PostgresSearchProvider; db: Database; close(): Promise<void> }[] = [];
+  afterAll(async () => {
+    for (const o of opened) await o.close();
+  });
+
+  it('give the same top results', async () => {
+    const [pglite] = subjects as [Subject];
+    for (const store of ['exact', 'auto'] as const) {
+      const o = await pglite.open(store);
+      opened.push(o);
+      await o.provider.prepare();
+      await o.provider.applyVectors('ws_a', {
+        model: MODEL,
+        dimensions: DIMENSIONS,
+        upserts: docs,
+        updates: [],
+        deletes: [],
+      });
+    }
+    const [exact, hnsw] = opened as [(typeof opened)[0], (typeof opened)[0]];
+    expect(exact.provider.vectors.kind).toBe('exact');
+    expect(hnsw.provider.vectors.kind).toBe('pgvector');
+    for (const seed of [3, 11, 29]) {
+      for (const over of [{}, { namespaceIds: ['ns_2'] }, { kinds: ['episode'], knownAt: 250 }]) {
+        const q = {
+          workspaceId: 'ws_a',
+          namespaceIds: ['ns_0', 'ns_1', 'ns_2', 'ns_3'],
+          asOf: 1000,
+          knownAt: 1000,
+          limit: 10,
+          offset: 0,
+          model: MODEL,
+          vector: randomUnit(seed * 1000, DIMENSIONS),
+          ...over,
+        };
+        const a = await exact.provider.searchSemantic(q);
+        const b = await hnsw.provider.searchSemantic(q);
+        expect(a.length).toBeGreaterThan(0);
+        expect(b.map((h) => h.revisionId)).toEqual(a.map((h) => h.revisionId));
+        for (const [i, hit] of b.entries()) expect(hit.score).toBeCloseTo(a[i]?.score ?? Number.NaN, 4);
+      }
+    }
+  });
+
+  it('converts exact-store vectors in place when pgvector becomes available, without re-embedding', async () => {
+    const [exact, hnsw] = opened as [(typeof opened)[0], (typeof opened)[0]];
+    const q = {
+      workspaceId: 'ws_a',
+      namespaceIds: ['ns_0', 'ns_1', 'ns_2', 'ns_3'],
+      asOf: 1000,
+      knownAt: 1000,
+      limit: 10,
+      offset: 0,
+      model: MODEL,
+      vector: randomUnit(77, DIMENSIONS),
+    };
+    const before = await exact.provider.searchSemantic(q);
+    // The same database prepared by a provider that may use the extension (PGlite ships it).
+    const upgraded = new PostgresSearchProvider(exact.db);
+    await upgraded.prepare();
+    expect(upgraded.vectors.kind).toBe('pgvector');
+    const after = await upgraded.searchSemantic(q);
+    expect(after.map((h) => h.revisionId)).toEqual(before.map((h) => h.revisionId));
+    expect(await upgraded.vectorRevisionIds('ws_a', MODEL)).toHaveLength(docs.length);
+    expect((await hnsw.provider.searchSemantic(q)).map((h) => h.revisionId)).toEqual(before.map((h) => h.revisionId));
+  });
+});
