@@ -1,13 +1,13 @@
-import type { Database } from '@tms/ledger';
+import { type Database, Stores } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import {
-  queryTerms,
   type SearchDocument,
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
   SearchUnavailableError,
 } from './provider';
+import { analyseDocument, analyseQuery } from './text-analysis';
 
 const rowsOf = <T>(result: unknown): T[] =>
   Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
@@ -19,8 +19,53 @@ const list = (values: readonly string[]): SQL =>
   );
 
 /**
- * Embedded full-text search: a `tsvector` + GIN index in its own schema (`search`), beside the
- * ledger. Only the indexer writes it; it keeps no text, only the vector.
+ * Version of the lexical index's tables (`search.documents`, `search.term_stats`,
+ * `search.namespace_stats`), kept in `search.layout`. A deployment whose tables are of another
+ * version (or that predates the record: version 1, `to_tsvector('simple')` ranked by `ts_rank`)
+ * gets them dropped and recreated by `prepare`, and the indexer rebuilds them from the ledger.
+ */
+export const LEXICAL_LAYOUT_VERSION = 2;
+const LAYOUT_PART = 'lexical';
+
+/** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
+const K1 = 1.2;
+const B = 0.75;
+/** Postgres keeps at most 256 positions per lexeme: a term's frequency in one document counts up to that. */
+const MAX_COUNTED_FREQUENCY = 256;
+/** Scores are rounded to this many decimals, so equal scores compare equal and fall to the revision-id tie-break. */
+const SCORE_DECIMALS = 9;
+/** How long `prepare` waits for an indexer's batch in flight on a workspace before giving up (it is retried). */
+const CLAIM_WAIT_MS = 60_000;
+
+/**
+ * A document's terms as a tsvector literal: each term with positions 1..tf, so that the number
+ * of positions is the term frequency. Terms are letters and digits only, so quoting is safe.
+ */
+function termVector(termFrequencies: ReadonlyMap<string, number>): string {
+  const parts: string[] = [];
+  for (const [term, frequency] of termFrequencies) {
+    const positions = Array.from({ length: Math.min(frequency, MAX_COUNTED_FREQUENCY) }, (_, i) => i + 1);
+    parts.push(`'${term}':${positions.join(',')}`);
+  }
+  return parts.join(' ');
+}
+
+/** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
+const constant = (value: number): SQL => sql.raw(`${value}::float8`);
+
+/** A tsquery matching any of the terms. */
+const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
+
+/**
+ * Embedded full-text search ranked by Okapi BM25, in its own schema (`search`) beside the
+ * ledger. Only the indexer writes it; it keeps no text, only each revision's terms (a tsvector
+ * of the terms of text-analysis.ts, positions standing for frequencies, GIN-indexed), and the
+ * statistics BM25 needs, kept current as batches are applied: per namespace and term the number
+ * of documents holding it, per namespace the number of documents and their total length. A
+ * revision's text never changes, so its terms are counted once when it is first indexed and
+ * uncounted when it is deleted (purged); applying it again only updates its temporal columns.
+ * Scores are computed in SQL with IDF over the namespaces the query addresses; every filter
+ * (workspace, namespaces, kinds, as_of, known_at) is applied inside the query.
  */
 export class PostgresSearchProvider implements SearchProvider {
   readonly name = 'postgres' as const;
@@ -29,28 +74,63 @@ export class PostgresSearchProvider implements SearchProvider {
 
   async prepare(): Promise<void> {
     // Processes starting together would race on `create ... if not exists` (a duplicate-key
-    // error in the catalog): one lock for the whole preparation, released at commit.
+    // error in the catalog), or upgrade twice: one lock for the whole preparation, released at commit.
     await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('tms-search-prepare', 0))`);
       await tx.execute(sql`create schema if not exists search`);
       await tx.execute(sql`
-      create table if not exists search.documents (
-        workspace_id text not null,
-        revision_id text not null,
-        memory_id text not null,
-        namespace_id text not null,
-        kind text not null,
-        tsv tsvector not null,
-        valid_from double precision not null,
-        valid_to double precision,
-        recorded_at double precision not null,
-        recorded_until double precision,
-        primary key (workspace_id, revision_id)
-      )`);
-      await tx.execute(sql`create index if not exists documents_tsv on search.documents using gin (tsv)`);
-      await tx.execute(
-        sql`create index if not exists documents_namespace on search.documents (workspace_id, namespace_id)`,
-      );
+        create table if not exists search.layout (part text primary key, version integer not null)`);
+      const recorded = rowsOf<{ version: number }>(
+        await tx.execute(sql`select version from search.layout where part = ${LAYOUT_PART}`),
+      )[0]?.version;
+      if (recorded === LEXICAL_LAYOUT_VERSION) return;
+
+      // An older (or unrecorded) layout: wait for every indexer batch in flight to end (they
+      // hold their workspace's claim until their cursor has advanced), rebuild the tables empty,
+      // and send this provider's cursors back to 0 while the claims are held, so no batch
+      // applied to the old tables can advance a cursor past documents the new tables lack.
+      const stores = new Stores(tx as never);
+      const workspaces = await stores.indexState.lag(this.name, false);
+      for (const { workspaceId } of workspaces) await claimWaiting(stores, workspaceId);
+      await tx.execute(sql`drop table if exists search.documents, search.term_stats, search.namespace_stats`);
+      await tx.execute(sql`
+        create table search.documents (
+          workspace_id text not null,
+          revision_id text not null,
+          memory_id text not null,
+          namespace_id text not null,
+          kind text not null,
+          tsv tsvector not null,
+          length integer not null,
+          valid_from double precision not null,
+          valid_to double precision,
+          recorded_at double precision not null,
+          recorded_until double precision,
+          primary key (workspace_id, revision_id)
+        )`);
+      await tx.execute(sql`create index documents_tsv on search.documents using gin (tsv)`);
+      await tx.execute(sql`create index documents_namespace on search.documents (workspace_id, namespace_id)`);
+      await tx.execute(sql`
+        create table search.term_stats (
+          workspace_id text not null,
+          namespace_id text not null,
+          term text not null,
+          documents integer not null,
+          primary key (workspace_id, term, namespace_id)
+        )`);
+      await tx.execute(sql`
+        create table search.namespace_stats (
+          workspace_id text not null,
+          namespace_id text not null,
+          documents integer not null,
+          total_length bigint not null,
+          primary key (workspace_id, namespace_id)
+        )`);
+      const now = Date.now() / 1000;
+      for (const { workspaceId } of workspaces) await stores.indexState.reset(workspaceId, this.name, now);
+      await tx.execute(sql`
+        insert into search.layout (part, version) values (${LAYOUT_PART}, ${LEXICAL_LAYOUT_VERSION})
+        on conflict (part) do update set version = excluded.version`);
     });
   }
 
@@ -59,51 +139,135 @@ export class PostgresSearchProvider implements SearchProvider {
     batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] },
   ): Promise<void> {
     await this.db.transaction(async (tx) => {
-      if (batch.deletes.length) {
-        await tx.execute(
-          sql`delete from search.documents where workspace_id = ${workspaceId} and revision_id in (${list(batch.deletes)})`,
-        );
-      }
+      if (batch.deletes.length) await this.remove(tx as never, workspaceId, batch.deletes);
       // 200 rows a statement keeps the parameter count far below Postgres' limit.
       for (let i = 0; i < batch.upserts.length; i += 200) {
         const chunk = batch.upserts.slice(i, i + 200);
-        const values = sql.join(
+        // Revisions already indexed: only their temporal columns can have changed.
+        const temporal = sql.join(
           chunk.map(
-            (d) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
-              to_tsvector('simple', ${d.text.replaceAll('\u0000', ' ')}), ${d.validFrom}, ${d.validTo},
-              ${d.recordedAt}, ${d.recordedUntil})`,
+            (d) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.validFrom}::float8, ${d.validTo}::float8,
+              ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
           ),
           sql`, `,
         );
         await tx.execute(sql`
-          insert into search.documents
-            (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, valid_from, valid_to, recorded_at, recorded_until)
-          values ${values}
-          on conflict (workspace_id, revision_id) do update set
-            namespace_id = excluded.namespace_id, kind = excluded.kind, tsv = excluded.tsv,
-            valid_from = excluded.valid_from, valid_to = excluded.valid_to,
-            recorded_at = excluded.recorded_at, recorded_until = excluded.recorded_until`);
+          update search.documents d
+             set valid_from = v.valid_from, valid_to = v.valid_to,
+                 recorded_at = v.recorded_at, recorded_until = v.recorded_until
+            from (values ${temporal}) as v(workspace_id, revision_id, valid_from, valid_to, recorded_at, recorded_until)
+           where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
+        // New revisions: inserted, and only those counted into the statistics.
+        const rows = sql.join(
+          chunk.map((d) => {
+            const analysed = analyseDocument(d.text);
+            return sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
+              ${termVector(analysed.termFrequencies)}::tsvector, ${analysed.length}::integer, ${d.validFrom}::float8,
+              ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`;
+          }),
+          sql`, `,
+        );
+        await tx.execute(sql`
+          with added as (
+            insert into search.documents
+              (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, length,
+               valid_from, valid_to, recorded_at, recorded_until)
+            values ${rows}
+            on conflict (workspace_id, revision_id) do nothing
+            returning workspace_id, namespace_id, tsv, length
+          ), counted as (
+            insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
+            select workspace_id, namespace_id, count(*), sum(length) from added group by workspace_id, namespace_id
+            on conflict (workspace_id, namespace_id) do update
+              set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length
+          )
+          insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
+          select a.workspace_id, a.namespace_id, u.lexeme, count(*)
+            from added a, unnest(a.tsv) as u(lexeme, positions, weights)
+           group by a.workspace_id, a.namespace_id, u.lexeme
+          on conflict (workspace_id, term, namespace_id) do update set documents = s.documents + excluded.documents`);
       }
     });
   }
 
+  /** Delete documents and uncount their terms; a term no document holds any more leaves no row behind. */
+  private async remove(tx: Database, workspaceId: string, revisionIds: readonly string[]): Promise<void> {
+    const emptied = await tx.execute(sql`
+      with gone as (
+        delete from search.documents
+         where workspace_id = ${workspaceId} and revision_id in (${list(revisionIds)})
+        returning namespace_id, tsv, length
+      ), uncounted as (
+        update search.namespace_stats s
+           set documents = s.documents - g.documents, total_length = s.total_length - g.total_length
+          from (select namespace_id, count(*) as documents, sum(length) as total_length
+                  from gone group by namespace_id) g
+         where s.workspace_id = ${workspaceId} and s.namespace_id = g.namespace_id
+      )
+      update search.term_stats s
+         set documents = s.documents - g.documents
+        from (select g.namespace_id, u.lexeme as term, count(*) as documents
+                from gone g, unnest(g.tsv) as u(lexeme, positions, weights)
+               group by g.namespace_id, u.lexeme) g
+       where s.workspace_id = ${workspaceId} and s.term = g.term and s.namespace_id = g.namespace_id
+      returning s.namespace_id, s.term, s.documents`);
+    const zero = rowsOf<{ namespace_id: string; term: string; documents: number }>(emptied).filter(
+      (r) => Number(r.documents) <= 0,
+    );
+    for (let i = 0; i < zero.length; i += 500) {
+      const keys = sql.join(
+        zero.slice(i, i + 500).map((r) => sql`(${r.term}, ${r.namespace_id})`),
+        sql`, `,
+      );
+      await tx.execute(sql`
+        delete from search.term_stats
+         where workspace_id = ${workspaceId} and (term, namespace_id) in (${keys}) and documents <= 0`);
+    }
+    await tx.execute(sql`delete from search.namespace_stats where workspace_id = ${workspaceId} and documents <= 0`);
+  }
+
   async search(query: SearchQuery): Promise<SearchHit[]> {
-    const terms = queryTerms(query.text);
+    const terms = analyseQuery(query.text);
     if (terms.length === 0 || query.namespaceIds.length === 0) return [];
-    const tsquery = terms.join(' | ');
-    const kinds = query.kinds?.length ? sql`and kind in (${list(query.kinds)})` : sql``;
+    const namespaces = list(query.namespaceIds);
+    const kinds = query.kinds?.length ? sql`and d.kind in (${list(query.kinds)})` : sql``;
+    // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
+    // addressed namespaces; each matching document scores
+    // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
     const result = await this.db.execute(sql`
-      select revision_id, memory_id, ts_rank(tsv, q) as score
-        from search.documents, to_tsquery('simple', ${tsquery}) q
-       where workspace_id = ${query.workspaceId}
-         and namespace_id in (${list(query.namespaceIds)})
-         ${kinds}
-         and tsv @@ q
-         and recorded_at <= ${query.knownAt} and (recorded_until is null or recorded_until > ${query.knownAt})
-         and valid_from <= ${query.asOf} and (valid_to is null or valid_to > ${query.asOf})
-       order by score desc, revision_id
+      with scope as (
+        select sum(documents)::float8 as n, sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
+          from search.namespace_stats
+         where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
+      ), weights as (
+        select t.term, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
+          from (select term, sum(documents)::float8 as df
+                  from search.term_stats
+                 where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
+                   and term in (${list(terms)})
+                 group by term) t, scope
+      ), matches as (
+        select d.revision_id, d.memory_id, d.length, d.tsv
+          from search.documents d
+         where d.workspace_id = ${query.workspaceId}
+           and d.namespace_id in (${namespaces})
+           ${kinds}
+           and d.tsv @@ ${anyOf(terms)}::tsquery
+           and d.recorded_at <= ${query.knownAt} and (d.recorded_until is null or d.recorded_until > ${query.knownAt})
+           and d.valid_from <= ${query.asOf} and (d.valid_to is null or d.valid_to > ${query.asOf})
+      )
+      select m.revision_id, m.memory_id,
+             round(sum(w.idf * cardinality(u.positions) * ${constant(K1 + 1)}
+                       / (cardinality(u.positions) + ${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length))
+                   )::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
+        from matches m
+        cross join lateral unnest(m.tsv) as u(lexeme, positions, weights)
+        join weights w on w.term = u.lexeme
+        cross join scope
+       group by m.revision_id, m.memory_id
+       order by score desc, m.revision_id
        limit ${query.limit} offset ${query.offset}`);
-    return rowsOf<{ revision_id: string; memory_id: string; score: number }>(result).map((r) => ({
+    return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
       revisionId: r.revision_id,
       memoryId: r.memory_id,
       score: Number(r.score),
@@ -116,7 +280,11 @@ export class PostgresSearchProvider implements SearchProvider {
   }
 
   async clear(workspaceId: string): Promise<void> {
-    await this.db.execute(sql`delete from search.documents where workspace_id = ${workspaceId}`);
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`delete from search.documents where workspace_id = ${workspaceId}`);
+      await tx.execute(sql`delete from search.term_stats where workspace_id = ${workspaceId}`);
+      await tx.execute(sql`delete from search.namespace_stats where workspace_id = ${workspaceId}`);
+    });
   }
 
   async indexedRevisionIds(workspaceId: string): Promise<string[]> {
@@ -124,5 +292,38 @@ export class PostgresSearchProvider implements SearchProvider {
       sql`select revision_id from search.documents where workspace_id = ${workspaceId} order by revision_id`,
     );
     return rowsOf<{ revision_id: string }>(result).map((r) => r.revision_id);
+  }
+
+  /** The BM25 statistics of a namespace (tests and diagnostics): documents, total length, and per term its document count. */
+  async termStatistics(
+    workspaceId: string,
+    namespaceId: string,
+  ): Promise<{ documents: number; totalLength: number; terms: Map<string, number> }> {
+    const totals = rowsOf<{ documents: number; total_length: number | string }>(
+      await this.db.execute(sql`
+        select documents, total_length from search.namespace_stats
+         where workspace_id = ${workspaceId} and namespace_id = ${namespaceId}`),
+    )[0];
+    const terms = rowsOf<{ term: string; documents: number }>(
+      await this.db.execute(sql`
+        select term, documents from search.term_stats
+         where workspace_id = ${workspaceId} and namespace_id = ${namespaceId} order by term`),
+    );
+    return {
+      documents: Number(totals?.documents ?? 0),
+      totalLength: Number(totals?.total_length ?? 0),
+      terms: new Map(terms.map((r) => [r.term, Number(r.documents)])),
+    };
+  }
+}
+
+/** Take a workspace's indexer claim for the current transaction, waiting while a batch holds it. */
+async function claimWaiting(stores: Stores, workspaceId: string): Promise<void> {
+  const deadline = Date.now() + CLAIM_WAIT_MS;
+  while (!(await stores.indexState.tryClaim(workspaceId))) {
+    if (Date.now() > deadline) {
+      throw new SearchUnavailableError(`an indexer batch on ${workspaceId} did not end within ${CLAIM_WAIT_MS} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
