@@ -90,7 +90,10 @@ export class PostgresSearchProvider implements SearchProvider {
       // and send this provider's cursors back to 0 while the claims are held, so no batch
       // applied to the old tables can advance a cursor past documents the new tables lack.
       const stores = new Stores(tx as never);
-      const workspaces = await stores.indexState.lag(this.name, false);
+      const ledgerMigrated = rowsOf<{ present: boolean }>(
+        await tx.execute(sql`select to_regclass('index_state') is not null as present`),
+      )[0]?.present;
+      const workspaces = ledgerMigrated ? await stores.indexState.lag(this.name, false) : [];
       for (const { workspaceId } of workspaces) await claimWaiting(stores, workspaceId);
       await tx.execute(sql`drop table if exists search.documents, search.term_stats, search.namespace_stats`);
       await tx.execute(sql`
@@ -265,7 +268,7 @@ export class PostgresSearchProvider implements SearchProvider {
         join weights w on w.term = u.lexeme
         cross join scope
        group by m.revision_id, m.memory_id
-       order by score desc, m.revision_id
+       order by score desc, m.revision_id collate "C"
        limit ${query.limit} offset ${query.offset}`);
     return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
       revisionId: r.revision_id,
