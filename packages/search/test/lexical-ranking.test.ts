@@ -16,11 +16,8 @@ interface Opened {
 }
 
 async function open(driver: Driver): Promise<Opened> {
-  let database: TestDatabase | null = null;
-  const ledger =
-    driver === 'pglite'
-      ? await Ledger.open({ dataDir: 'memory://' })
-      : await Ledger.open({ databaseUrl: (database = await createTestDatabase('tms_search_bm25')).url });
+  const database: TestDatabase | null = driver === 'postgres' ? await createTestDatabase('tms_search_bm25') : null;
+  const ledger = await Ledger.open(database ? { databaseUrl: database.url } : { dataDir: 'memory://' });
   await ledger.migrate();
   const provider = new PostgresSearchProvider(ledger.handle.db);
   await provider.prepare();
