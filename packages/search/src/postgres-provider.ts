@@ -119,7 +119,7 @@ export class PostgresSearchProvider implements SearchProvider {
           namespace_id text not null,
           term text not null,
           documents integer not null,
-          primary key (workspace_id, term, namespace_id)
+          primary key (workspace_id, namespace_id, term)
         )`);
       await tx.execute(sql`
         create table search.namespace_stats (
@@ -188,7 +188,7 @@ export class PostgresSearchProvider implements SearchProvider {
           select a.workspace_id, a.namespace_id, u.lexeme, count(*)
             from added a, unnest(a.tsv) as u(lexeme, positions, weights)
            group by a.workspace_id, a.namespace_id, u.lexeme
-          on conflict (workspace_id, term, namespace_id) do update set documents = s.documents + excluded.documents`);
+          on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
       }
     });
   }
@@ -237,12 +237,14 @@ export class PostgresSearchProvider implements SearchProvider {
     // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
     // addressed namespaces; each matching document scores
     // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
+    // The statistics are computed once (materialized): before the tables have planner statistics,
+    // an inlined subquery was re-run for every matching document.
     const result = await this.db.execute(sql`
-      with scope as (
+      with scope as materialized (
         select sum(documents)::float8 as n, sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
           from search.namespace_stats
          where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
-      ), weights as (
+      ), weights as materialized (
         select t.term, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
           from (select term, sum(documents)::float8 as df
                   from search.term_stats
@@ -264,7 +266,9 @@ export class PostgresSearchProvider implements SearchProvider {
                        / (cardinality(u.positions) + ${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length))
                    )::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
         from matches m
-        cross join lateral unnest(m.tsv) as u(lexeme, positions, weights)
+        cross join lateral (
+          select lexeme, positions from unnest(m.tsv) where lexeme in (${list(terms)})
+        ) as u
         join weights w on w.term = u.lexeme
         cross join scope
        group by m.revision_id, m.memory_id
