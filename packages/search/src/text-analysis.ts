@@ -21,7 +21,9 @@ export const MAX_TERM_LENGTH = 255;
 /** Most distinct terms one query searches for (the leftover words are ignored). */
 export const MAX_QUERY_TERMS = 32;
 
-const STOP_WORDS: ReadonlySet<string> = new Set(englishStopWords);
+/** English stop words (the `stopword` package's list): left out of queries, and given to Meilisearch as its stop words. */
+export const STOP_WORD_LIST: readonly string[] = englishStopWords;
+const STOP_WORDS: ReadonlySet<string> = new Set(STOP_WORD_LIST);
 const ENGLISH_WORD = /^[a-z]+$/;
 const WORD = /[\p{L}\p{N}]+/gu;
 
