@@ -275,7 +275,7 @@ interface LedgerRun {
     { available: boolean; retrieval?: unknown; latency_ms?: { p50: number; p95: number } } & object
   >;
   scoreboards: Map<string, Scoreboard>;
-  /** Per mode, the ranked turn ids of each question (to compare runs). */
+  /** Per mode, the ranked turn texts of each question (to compare runs). */
   rankings: Map<string, string[][]>;
 }
 
@@ -310,7 +310,7 @@ async function runOnLedger(
       namespaceOf.set(c.sampleId, ns);
       for (const turn of c.turns) jobs.push({ namespaceId: ns, sampleId: c.sampleId, turn });
     }
-    const turnOfMemory = new Map<string, string>();
+    const turnOfMemory = new Map<string, Turn>();
     let next = 0;
     const writeStart = performance.now();
     await Promise.all(
@@ -339,7 +339,7 @@ async function runOnLedger(
             evidence_ids: [evidence.evidence.id],
           };
           const created = await call(domain, caller, 'memories.create', { body }, ws);
-          turnOfMemory.set(created.memory.id, turn.diaId);
+          turnOfMemory.set(created.memory.id, turn);
         }
       }),
     );
@@ -384,11 +384,14 @@ async function runOnLedger(
           const answer = await call(domain, caller, 'recall', { body }, ws);
           latencies.push(performance.now() - start);
           retrieval ??= answer.retrieval;
-          const ranked = (answer.items as { memory: { id: string } }[]).map(
-            (item) => turnOfMemory.get(item.memory.id) ?? '?',
+          const turns = (answer.items as { memory: { id: string } }[]).map((item) => turnOfMemory.get(item.memory.id));
+          board.add(
+            q.category,
+            q.gold,
+            turns.map((t) => t?.diaId ?? '?'),
           );
-          board.add(q.category, q.gold, ranked);
-          rankings.push(ranked);
+          // Compared by text: turns of identical text are one document to any ranking.
+          rankings.push(turns.map((t) => t?.text ?? '?'));
         }
       }
       latencies.sort((a, b) => a - b);
@@ -496,7 +499,7 @@ async function main() {
       const same = rankingsA.filter((r, i) => JSON.stringify(r) === JSON.stringify(rankingsB[i])).length;
       identical[mode] = { identical: same, questions: rankingsA.length };
       lines.push(
-        `${mode}: ${same} of ${rankingsA.length} questions ranked identically (top ${MAX_ITEMS}) on both ledgers`,
+        `${mode}: ${same} of ${rankingsA.length} questions ranked identically (top ${MAX_ITEMS}, compared by text) on both ledgers`,
       );
     }
   }

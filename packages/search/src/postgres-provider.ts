@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { type Database, Stores } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import {
@@ -32,7 +33,7 @@ const K1 = 1.2;
 const B = 0.75;
 /** Postgres keeps at most 256 positions per lexeme: a term's frequency in one document counts up to that. */
 const MAX_COUNTED_FREQUENCY = 256;
-/** Scores are rounded to this many decimals, so equal scores compare equal and fall to the revision-id tie-break. */
+/** Scores are rounded to this many decimals, so equal scores compare equal and fall to the tie-breaks (text digest, revision id). */
 const SCORE_DECIMALS = 9;
 /** How long `prepare` waits for an indexer's batch in flight on a workspace before giving up (it is retried). */
 const CLAIM_WAIT_MS = 60_000;
@@ -52,6 +53,12 @@ function termVector(termFrequencies: ReadonlyMap<string, number>): string {
 
 /** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
 const constant = (value: number): SQL => sql.raw(`${value}::float8`);
+
+/**
+ * Orders documents of equal score by their text (a digest of it), before their revision ids:
+ * ids are random, so without it two identical loads would order ties differently.
+ */
+const contentKey = (text: string): string => crypto.createHash('sha256').update(text).digest('hex').slice(0, 32);
 
 /** A tsquery matching any of the terms. */
 const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
@@ -105,6 +112,7 @@ export class PostgresSearchProvider implements SearchProvider {
           kind text not null,
           tsv tsvector not null,
           length integer not null,
+          content_key text not null,
           valid_from double precision not null,
           valid_to double precision,
           recorded_at double precision not null,
@@ -165,7 +173,8 @@ export class PostgresSearchProvider implements SearchProvider {
           chunk.map((d) => {
             const analysed = analyseDocument(d.text);
             return sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
-              ${termVector(analysed.termFrequencies)}::tsvector, ${analysed.length}::integer, ${d.validFrom}::float8,
+              ${termVector(analysed.termFrequencies)}::tsvector, ${analysed.length}::integer, ${contentKey(d.text)},
+              ${d.validFrom}::float8,
               ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`;
           }),
           sql`, `,
@@ -173,7 +182,7 @@ export class PostgresSearchProvider implements SearchProvider {
         await tx.execute(sql`
           with added as (
             insert into search.documents
-              (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, length,
+              (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, length, content_key,
                valid_from, valid_to, recorded_at, recorded_until)
             values ${rows}
             on conflict (workspace_id, revision_id) do nothing
@@ -252,7 +261,7 @@ export class PostgresSearchProvider implements SearchProvider {
                    and term in (${list(terms)})
                  group by term) t, scope
       ), matches as (
-        select d.revision_id, d.memory_id, d.length, d.tsv
+        select d.revision_id, d.memory_id, d.length, d.content_key, d.tsv
           from search.documents d
          where d.workspace_id = ${query.workspaceId}
            and d.namespace_id in (${namespaces})
@@ -271,8 +280,8 @@ export class PostgresSearchProvider implements SearchProvider {
         ) as u
         join weights w on w.term = u.lexeme
         cross join scope
-       group by m.revision_id, m.memory_id
-       order by score desc, m.revision_id collate "C"
+       group by m.revision_id, m.memory_id, m.content_key
+       order by score desc, m.content_key collate "C", m.revision_id collate "C"
        limit ${query.limit} offset ${query.offset}`);
     return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
       revisionId: r.revision_id,
