@@ -8,7 +8,7 @@ import {
   type SearchQuery,
   SearchUnavailableError,
 } from './provider';
-import { analyseDocument, analyseQuery } from './text-analysis';
+import { type AnalysedDocument, analyseDocument, analyseQuery } from './text-analysis';
 
 const rowsOf = <T>(result: unknown): T[] =>
   Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
@@ -62,6 +62,52 @@ const contentKey = (text: string): string => crypto.createHash('sha256').update(
 
 /** A tsquery matching any of the terms. */
 const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
+
+/** What a batch adds to the statistics: per namespace documents and length, per namespace and term documents. */
+class StatisticsDelta {
+  private readonly namespaces = new Map<
+    string,
+    { workspace_id: string; namespace_id: string; documents: number; total_length: number }
+  >();
+  private readonly terms = new Map<
+    string,
+    { workspace_id: string; namespace_id: string; term: string; documents: number }
+  >();
+
+  add(document: SearchDocument, analysed: AnalysedDocument): void {
+    const scope = `${document.workspaceId}\u001f${document.namespaceId}`;
+    const namespace = this.namespaces.get(scope) ?? {
+      workspace_id: document.workspaceId,
+      namespace_id: document.namespaceId,
+      documents: 0,
+      total_length: 0,
+    };
+    namespace.documents += 1;
+    namespace.total_length += analysed.length;
+    this.namespaces.set(scope, namespace);
+    for (const term of analysed.termFrequencies.keys()) {
+      const key = `${scope}\u001f${term}`;
+      const row = this.terms.get(key);
+      if (row) row.documents += 1;
+      else
+        this.terms.set(key, {
+          workspace_id: document.workspaceId,
+          namespace_id: document.namespaceId,
+          term,
+          documents: 1,
+        });
+    }
+  }
+
+  namespaceRows() {
+    return [...this.namespaces.values()];
+  }
+
+  /** In key order, so that concurrent batches (of other workspaces) lock rows in one order. */
+  termRows() {
+    return [...this.terms.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  }
+}
 
 /**
  * Embedded full-text search ranked by Okapi BM25, in its own schema (`search`) beside the
@@ -121,6 +167,8 @@ export class PostgresSearchProvider implements SearchProvider {
         )`);
       await tx.execute(sql`create index documents_tsv on search.documents using gin (tsv)`);
       await tx.execute(sql`create index documents_namespace on search.documents (workspace_id, namespace_id)`);
+      // Its counts are updated in place with every batch: room left on each page lets Postgres
+      // update a row without touching the primary key index (a heap-only tuple update).
       await tx.execute(sql`
         create table search.term_stats (
           workspace_id text not null,
@@ -128,7 +176,7 @@ export class PostgresSearchProvider implements SearchProvider {
           term text not null,
           documents integer not null,
           primary key (workspace_id, namespace_id, term)
-        )`);
+        ) with (fillfactor = 70)`);
       await tx.execute(sql`
         create table search.namespace_stats (
           workspace_id text not null,
@@ -151,52 +199,71 @@ export class PostgresSearchProvider implements SearchProvider {
   ): Promise<void> {
     await this.db.transaction(async (tx) => {
       if (batch.deletes.length) await this.remove(tx as never, workspaceId, batch.deletes);
+      const counts = new StatisticsDelta();
       // 200 rows a statement keeps the parameter count far below Postgres' limit.
       for (let i = 0; i < batch.upserts.length; i += 200) {
-        const chunk = batch.upserts.slice(i, i + 200);
-        // Revisions already indexed: only their temporal columns can have changed.
-        const temporal = sql.join(
+        const chunk = batch.upserts.slice(i, i + 200).map((document) => ({
+          document,
+          analysed: analyseDocument(document.text),
+        }));
+        const rows = sql.join(
           chunk.map(
-            (d) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.validFrom}::float8, ${d.validTo}::float8,
-              ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
+            ({ document: d, analysed }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId},
+              ${d.kind}, ${termVector(analysed.termFrequencies)}::tsvector, ${analysed.length}::integer,
+              ${contentKey(d.text)}, ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8,
+              ${d.recordedUntil}::float8)`,
           ),
           sql`, `,
         );
-        await tx.execute(sql`
-          update search.documents d
-             set valid_from = v.valid_from, valid_to = v.valid_to,
-                 recorded_at = v.recorded_at, recorded_until = v.recorded_until
-            from (values ${temporal}) as v(workspace_id, revision_id, valid_from, valid_to, recorded_at, recorded_until)
-           where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
-        // New revisions: inserted, and only those counted into the statistics.
-        const rows = sql.join(
-          chunk.map((d) => {
-            const analysed = analyseDocument(d.text);
-            return sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
-              ${termVector(analysed.termFrequencies)}::tsvector, ${analysed.length}::integer, ${contentKey(d.text)},
-              ${d.validFrom}::float8,
-              ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`;
-          }),
-          sql`, `,
+        const inserted = new Set(
+          rowsOf<{ revision_id: string }>(
+            await tx.execute(sql`
+              insert into search.documents
+                (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, length, content_key,
+                 valid_from, valid_to, recorded_at, recorded_until)
+              values ${rows}
+              on conflict (workspace_id, revision_id) do nothing
+              returning revision_id`),
+          ).map((r) => r.revision_id),
         );
+        // New revisions are counted into the statistics; those already indexed keep their
+        // terms (a revision's text never changes) and only their temporal columns are updated.
+        for (const entry of chunk)
+          if (inserted.has(entry.document.revisionId)) counts.add(entry.document, entry.analysed);
+        const known = chunk.filter((entry) => !inserted.has(entry.document.revisionId));
+        if (known.length) {
+          const temporal = sql.join(
+            known.map(
+              ({ document: d }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.validFrom}::float8, ${d.validTo}::float8,
+                ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
+            ),
+            sql`, `,
+          );
+          await tx.execute(sql`
+            update search.documents d
+               set valid_from = v.valid_from, valid_to = v.valid_to,
+                   recorded_at = v.recorded_at, recorded_until = v.recorded_until
+              from (values ${temporal}) as v(workspace_id, revision_id, valid_from, valid_to, recorded_at, recorded_until)
+             where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
+        }
+      }
+      // The batch's statistics in one pass (a term shared by many documents is updated once),
+      // as JSON: one parameter whatever the number of rows.
+      const namespaces = counts.namespaceRows();
+      if (namespaces.length) {
         await tx.execute(sql`
-          with added as (
-            insert into search.documents
-              (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, length, content_key,
-               valid_from, valid_to, recorded_at, recorded_until)
-            values ${rows}
-            on conflict (workspace_id, revision_id) do nothing
-            returning workspace_id, namespace_id, tsv, length
-          ), counted as (
-            insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
-            select workspace_id, namespace_id, count(*), sum(length) from added group by workspace_id, namespace_id
-            on conflict (workspace_id, namespace_id) do update
-              set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length
-          )
+          insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
+          select * from jsonb_to_recordset(${JSON.stringify(namespaces)}::jsonb)
+            as r(workspace_id text, namespace_id text, documents integer, total_length bigint)
+          on conflict (workspace_id, namespace_id) do update
+            set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length`);
+      }
+      const terms = counts.termRows();
+      for (let i = 0; i < terms.length; i += 5000) {
+        await tx.execute(sql`
           insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
-          select a.workspace_id, a.namespace_id, u.lexeme, count(*)
-            from added a, unnest(a.tsv) as u(lexeme, positions, weights)
-           group by a.workspace_id, a.namespace_id, u.lexeme
+          select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
+            as r(workspace_id text, namespace_id text, term text, documents integer)
           on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
       }
     });
