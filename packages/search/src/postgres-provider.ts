@@ -31,25 +31,13 @@ const LAYOUT_PART = 'lexical';
 /** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
 const K1 = 1.2;
 const B = 0.75;
-/** Postgres keeps at most 256 positions per lexeme: a term's frequency in one document counts up to that. */
-const MAX_COUNTED_FREQUENCY = 256;
 /** Scores are rounded to this many decimals, so equal scores compare equal and fall to the tie-breaks (text digest, revision id). */
 const SCORE_DECIMALS = 9;
 /** How long `prepare` waits for an indexer's batch in flight on a workspace before giving up (it is retried). */
 const CLAIM_WAIT_MS = 60_000;
 
-/**
- * A document's terms as a tsvector literal: each term with positions 1..tf, so that the number
- * of positions is the term frequency. Terms are letters and digits only, so quoting is safe.
- */
-function termVector(termFrequencies: ReadonlyMap<string, number>): string {
-  const parts: string[] = [];
-  for (const [term, frequency] of termFrequencies) {
-    const positions = Array.from({ length: Math.min(frequency, MAX_COUNTED_FREQUENCY) }, (_, i) => i + 1);
-    parts.push(`'${term}':${positions.join(',')}`);
-  }
-  return parts.join(' ');
-}
+/** A document's terms as a tsvector literal (for matching; no positions). Terms hold letters and digits only, so quoting is safe. */
+const termVector = (terms: Iterable<string>): string => [...terms].map((t) => `'${t}'`).join(' ');
 
 /** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
 const constant = (value: number): SQL => sql.raw(`${value}::float8`);
@@ -59,6 +47,9 @@ const constant = (value: number): SQL => sql.raw(`${value}::float8`);
  * ids are random, so without it two identical loads would order ties differently.
  */
 const contentKey = (text: string): string => crypto.createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/** A text[] literal; every element double-quoted (so that a term "null" stays a word). Terms hold letters and digits only. */
+const textArray = (terms: readonly string[]): string => `{${terms.map((t) => `"${t}"`).join(',')}}`;
 
 /** A tsquery matching any of the terms. */
 const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
@@ -111,9 +102,9 @@ class StatisticsDelta {
 
 /**
  * Embedded full-text search ranked by Okapi BM25, in its own schema (`search`) beside the
- * ledger. Only the indexer writes it; it keeps no text, only each revision's terms (a tsvector
- * of the terms of text-analysis.ts, positions standing for frequencies, GIN-indexed), and the
- * statistics BM25 needs, kept current as batches are applied: per namespace and term the number
+ * ledger. Only the indexer writes it; it keeps no text, only each revision's terms (of
+ * text-analysis.ts: a GIN-indexed tsvector to find the documents holding a query term, and
+ * aligned arrays of terms and frequencies to score them), its length, and the statistics BM25 needs, kept current as batches are applied: per namespace and term the number
  * of documents holding it, per namespace the number of documents and their total length. A
  * revision's text never changes, so its terms are counted once when it is first indexed and
  * uncounted when it is deleted (purged); applying it again only updates its temporal columns.
@@ -157,6 +148,8 @@ export class PostgresSearchProvider implements SearchProvider {
           namespace_id text not null,
           kind text not null,
           tsv tsvector not null,
+          terms text[] not null,
+          frequencies integer[] not null,
           length integer not null,
           content_key text not null,
           valid_from double precision not null,
@@ -209,7 +202,9 @@ export class PostgresSearchProvider implements SearchProvider {
         const rows = sql.join(
           chunk.map(
             ({ document: d, analysed }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId},
-              ${d.kind}, ${termVector(analysed.termFrequencies)}::tsvector, ${analysed.length}::integer,
+              ${d.kind}, ${termVector(analysed.termFrequencies.keys())}::tsvector,
+              ${textArray([...analysed.termFrequencies.keys()])}::text[],
+              ${`{${[...analysed.termFrequencies.values()].join(',')}}`}::integer[], ${analysed.length}::integer,
               ${contentKey(d.text)}, ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8,
               ${d.recordedUntil}::float8)`,
           ),
@@ -219,7 +214,7 @@ export class PostgresSearchProvider implements SearchProvider {
           rowsOf<{ revision_id: string }>(
             await tx.execute(sql`
               insert into search.documents
-                (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, length, content_key,
+                (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, terms, frequencies, length, content_key,
                  valid_from, valid_to, recorded_at, recorded_until)
               values ${rows}
               on conflict (workspace_id, revision_id) do nothing
@@ -309,45 +304,62 @@ export class PostgresSearchProvider implements SearchProvider {
     const terms = analyseQuery(query.text);
     if (terms.length === 0 || query.namespaceIds.length === 0) return [];
     const namespaces = list(query.namespaceIds);
-    const kinds = query.kinds?.length ? sql`and d.kind in (${list(query.kinds)})` : sql``;
+    const kinds = query.kinds?.length ? sql`and m.kind in (${list(query.kinds)})` : sql``;
     // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
     // addressed namespaces; each matching document scores
     // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
     // The statistics are computed once (materialized): before the tables have planner statistics,
     // an inlined subquery was re-run for every matching document.
+    // Each query term's frequency is read from the document's aligned term and frequency arrays
+    // (array_position), and its idf from one row computed once (materialized): no unnesting, no
+    // grouping per document, so a common term's thousand matches stay cheap.
+    const frequencies = sql.join(
+      terms.map(
+        (term, i) => sql`coalesce(m.frequencies[array_position(m.terms, ${term}::text)], 0) as ${sql.raw(`f${i}`)}`,
+      ),
+      sql`, `,
+    );
+    const idfs = sql.join(
+      terms.map(
+        (term, i) =>
+          sql`coalesce(max(ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5))) filter (where t.term = ${term}::text), 0) as ${sql.raw(`w${i}`)}`,
+      ),
+      sql`, `,
+    );
+    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length)`;
+    const score = sql.join(
+      terms.map((_, i) => {
+        const [f, w] = [sql.raw(`f.f${i}`), sql.raw(`w.w${i}`)];
+        return sql`${w} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
+      }),
+      sql` + `,
+    );
     const result = await this.db.execute(sql`
       with scope as materialized (
-        select sum(documents)::float8 as n, sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
+        select sum(documents)::float8 as n,
+               sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
           from search.namespace_stats
          where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
       ), weights as materialized (
-        select t.term, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
+        select ${idfs}
           from (select term, sum(documents)::float8 as df
                   from search.term_stats
                  where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
                    and term in (${list(terms)})
                  group by term) t, scope
-      ), matches as (
-        select d.revision_id, d.memory_id, d.length, d.content_key, d.tsv
-          from search.documents d
-         where d.workspace_id = ${query.workspaceId}
-           and d.namespace_id in (${namespaces})
-           ${kinds}
-           and d.tsv @@ ${anyOf(terms)}::tsquery
-           and d.recorded_at <= ${query.knownAt} and (d.recorded_until is null or d.recorded_until > ${query.knownAt})
-           and d.valid_from <= ${query.asOf} and (d.valid_to is null or d.valid_to > ${query.asOf})
       )
       select m.revision_id, m.memory_id,
-             round(sum(w.idf * cardinality(u.positions) * ${constant(K1 + 1)}
-                       / (cardinality(u.positions) + ${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length))
-                   )::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
-        from matches m
-        cross join lateral (
-          select lexeme, positions from unnest(m.tsv) where lexeme in (${list(terms)})
-        ) as u
-        join weights w on w.term = u.lexeme
+             round((${score})::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
+        from search.documents m
+        cross join lateral (select ${frequencies}) as f
         cross join scope
-       group by m.revision_id, m.memory_id, m.content_key
+        cross join weights w
+       where m.workspace_id = ${query.workspaceId}
+         and m.namespace_id in (${namespaces})
+         ${kinds}
+         and m.tsv @@ ${anyOf(terms)}::tsquery
+         and m.recorded_at <= ${query.knownAt} and (m.recorded_until is null or m.recorded_until > ${query.knownAt})
+         and m.valid_from <= ${query.asOf} and (m.valid_to is null or m.valid_to > ${query.asOf})
        order by score desc, m.content_key collate "C", m.revision_id collate "C"
        limit ${query.limit} offset ${query.offset}`);
     return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
