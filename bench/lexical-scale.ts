@@ -2,9 +2,10 @@
  * The lexical arm's query latency at scale, on Postgres: N synthetic documents (bench/corpus.ts)
  * applied straight to the search provider (the write path is not measured here; see
  * recall-bench.ts), then the same queries through
- * - the provider's BM25 over term vectors (what recall runs),
- * - BM25 over a postings table (term, revision, tf) built from the same vectors: the layout
- *   the provider could have used instead,
+ * - the provider's BM25 (documents found by their GIN-indexed tsvector, each query term's
+ *   frequency read from the document's aligned term and frequency arrays): what recall runs,
+ * - BM25 over a postings table (term, revision, tf) built from the same arrays: the layout the
+ *   provider could have used instead,
  * - the former ranking (`ts_rank` over the vectors), for scale.
  * Prints p50/p95 per variant. Usage: pnpm --filter @tms/bench lexical-scale [N] (default 100000).
  */
@@ -53,14 +54,14 @@ async function main() {
     process.stderr.write(`applied ${N} documents in ${applySeconds.toFixed(1)} s\n`);
     const db = ledger.handle.db;
     await db.execute(sql`create table search.postings as
-      select d.workspace_id, d.namespace_id, u.lexeme as term, d.revision_id, cardinality(u.positions) as tf
-        from search.documents d, unnest(d.tsv) u`);
+      select d.workspace_id, d.namespace_id, u.term, d.revision_id, u.tf
+        from search.documents d, unnest(d.terms, d.frequencies) as u(term, tf)`);
     await db.execute(sql`alter table search.postings add primary key (workspace_id, namespace_id, term, revision_id)`);
     await db.execute(sql`vacuum analyze`);
 
     const now = 1e10;
     const variants: Record<string, (query: string) => Promise<unknown>> = {
-      'bm25, term vectors (provider)': (text) =>
+      'bm25, term arrays (provider)': (text) =>
         provider.search({ workspaceId: WS, text, namespaceIds: [NS], asOf: now, knownAt: now, limit: 40, offset: 0 }),
       'bm25, postings table': (text) => {
         const terms = text.split(' ');
@@ -87,36 +88,6 @@ async function main() {
            where d.recorded_at <= ${now} and (d.recorded_until is null or d.recorded_until > ${now})
              and d.valid_from <= ${now} and (d.valid_to is null or d.valid_to > ${now})
            group by d.revision_id, d.memory_id
-           order by score desc, d.revision_id collate "C"
-           limit 40`);
-      },
-      'bm25, term vectors, per-document subquery': (text) => {
-        const terms = sql.join(
-          text.split(' ').map((t) => sql`${t}`),
-          sql`, `,
-        );
-        return db.execute(sql`
-          with scope as materialized (
-            select sum(documents)::float8 as n, sum(total_length)::float8 / greatest(sum(documents), 1) as avgdl
-              from search.namespace_stats where workspace_id = ${WS} and namespace_id in (${NS})
-          ), weights as materialized (
-            select t.term, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
-              from (select term, sum(documents)::float8 as df from search.term_stats
-                     where workspace_id = ${WS} and namespace_id in (${NS}) and term in (${terms})
-                     group by term) t, scope
-          )
-          select d.revision_id, d.memory_id,
-                 (select sum(w.idf * cardinality(u.positions) * 2.2
-                             / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * d.length / scope.avgdl)))
-                    from unnest(d.tsv) u join weights w on w.term = u.lexeme) as score
-            from search.documents d, scope
-           where d.workspace_id = ${WS} and d.namespace_id in (${NS})
-             and d.tsv @@ ${text
-               .split(' ')
-               .map((t) => `'${t}'`)
-               .join(' | ')}::tsquery
-             and d.recorded_at <= ${now} and (d.recorded_until is null or d.recorded_until > ${now})
-             and d.valid_from <= ${now} and (d.valid_to is null or d.valid_to > ${now})
            order by score desc, d.revision_id collate "C"
            limit 40`);
       },
