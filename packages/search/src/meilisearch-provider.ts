@@ -10,6 +10,7 @@ import {
   type VectorBatch,
   type VectorMetadata,
 } from './provider';
+import { STOP_WORD_LIST } from './text-analysis';
 
 interface MeiliDocument {
   id: string;
@@ -120,7 +121,12 @@ export class MeilisearchProvider implements SearchProvider {
               'recorded_until',
               'recorded_until_open',
             ],
-            sortableAttributes: ['recorded_at'],
+            sortableAttributes: ['recorded_at', 'id'],
+            // Meilisearch ranks by itself (matched words, typos, proximity, exactness); the
+            // lexical arm's English stop words are left out here too, and `sort` comes last so
+            // that it only breaks ties, by revision id as the provider contract asks.
+            stopWords: [...STOP_WORD_LIST],
+            rankingRules: ['words', 'typo', 'proximity', 'attribute', 'exactness', 'sort'],
           })
           .waitTask({ timeout: this.timeoutMs }),
       );
@@ -154,6 +160,10 @@ export class MeilisearchProvider implements SearchProvider {
         filter,
         limit: query.limit,
         offset: query.offset,
+        // When not every word matches, the most frequent words are given up first (the rare
+        // ones carry the meaning), rather than the last words typed.
+        matchingStrategy: 'frequency',
+        sort: ['id:asc'],
         showRankingScore: true,
         attributesToRetrieve: ['id', 'memory_id'],
       });

@@ -1,15 +1,17 @@
-import type { Database } from '@tms/ledger';
+import crypto from 'node:crypto';
+import { type Database, Stores } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import { PostgresVectorStore, type VectorStoreOptions } from './postgres-vectors';
 import {
-  queryTerms,
   type SearchDocument,
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
   type SemanticQuery,
+  SearchUnavailableError,
   type VectorBatch,
 } from './provider';
+import { type AnalysedDocument, analyseDocument, analyseQuery } from './text-analysis';
 
 const rowsOf = <T>(result: unknown): T[] =>
   Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
@@ -21,8 +23,96 @@ const list = (values: readonly string[]): SQL =>
   );
 
 /**
- * Embedded full-text search: a `tsvector` + GIN index in its own schema (`search`), beside the
- * ledger. Only the indexer writes it; it keeps no text, only the vector.
+ * Version of the lexical index's tables (`search.documents`, `search.term_stats`,
+ * `search.namespace_stats`), kept in `search.layout`. A deployment whose tables are of another
+ * version (or that predates the record: version 1, `to_tsvector('simple')` ranked by `ts_rank`)
+ * gets them dropped and recreated by `prepare`, and the indexer rebuilds them from the ledger.
+ */
+export const LEXICAL_LAYOUT_VERSION = 2;
+const LAYOUT_PART = 'lexical';
+
+/** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
+const K1 = 1.2;
+const B = 0.75;
+/** Scores are rounded to this many decimals, so equal scores compare equal and fall to the tie-breaks (text digest, revision id). */
+const SCORE_DECIMALS = 9;
+/** How long `prepare` waits for an indexer's batch in flight on a workspace before giving up (it is retried). */
+const CLAIM_WAIT_MS = 60_000;
+
+/** A document's terms as a tsvector literal (for matching; no positions). Terms hold letters and digits only, so quoting is safe. */
+const termVector = (terms: Iterable<string>): string => [...terms].map((t) => `'${t}'`).join(' ');
+
+/** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
+const constant = (value: number): SQL => sql.raw(`${value}::float8`);
+
+/**
+ * Orders documents of equal score by their text (a digest of it), before their revision ids:
+ * ids are random, so without it two identical loads would order ties differently.
+ */
+const contentKey = (text: string): string => crypto.createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/** A text[] literal; every element double-quoted (so that a term "null" stays a word). Terms hold letters and digits only. */
+const textArray = (terms: readonly string[]): string => `{${terms.map((t) => `"${t}"`).join(',')}}`;
+
+/** A tsquery matching any of the terms. */
+const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
+
+/** What a batch adds to the statistics: per namespace documents and length, per namespace and term documents. */
+class StatisticsDelta {
+  private readonly namespaces = new Map<
+    string,
+    { workspace_id: string; namespace_id: string; documents: number; total_length: number }
+  >();
+  private readonly terms = new Map<
+    string,
+    { workspace_id: string; namespace_id: string; term: string; documents: number }
+  >();
+
+  add(document: SearchDocument, analysed: AnalysedDocument): void {
+    const scope = `${document.workspaceId}\u001f${document.namespaceId}`;
+    const namespace = this.namespaces.get(scope) ?? {
+      workspace_id: document.workspaceId,
+      namespace_id: document.namespaceId,
+      documents: 0,
+      total_length: 0,
+    };
+    namespace.documents += 1;
+    namespace.total_length += analysed.length;
+    this.namespaces.set(scope, namespace);
+    for (const term of analysed.termFrequencies.keys()) {
+      const key = `${scope}\u001f${term}`;
+      const row = this.terms.get(key);
+      if (row) row.documents += 1;
+      else
+        this.terms.set(key, {
+          workspace_id: document.workspaceId,
+          namespace_id: document.namespaceId,
+          term,
+          documents: 1,
+        });
+    }
+  }
+
+  namespaceRows() {
+    return [...this.namespaces.values()];
+  }
+
+  /** In key order, so that concurrent batches (of other workspaces) lock rows in one order. */
+  termRows() {
+    return [...this.terms.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  }
+}
+
+/**
+ * Embedded full-text search ranked by Okapi BM25, in its own schema (`search`) beside the
+ * ledger. Only the indexer writes it; it keeps no text, only each revision's terms (of
+ * text-analysis.ts: a GIN-indexed tsvector to find the documents holding a query term, and
+ * aligned arrays of terms and frequencies to score them), its length, and the statistics BM25 needs, kept current as batches are applied: per namespace and term the number
+ * of documents holding it, per namespace the number of documents and their total length. A
+ * revision's text never changes, so its terms are counted once when it is first indexed and
+ * uncounted when it is deleted (purged); applying it again only updates its temporal columns.
+ * Scores are computed in SQL with IDF over the namespaces the query addresses; every filter
+ * (workspace, namespaces, kinds, as_of, known_at) is applied inside the query.
  */
 export class PostgresSearchProvider implements SearchProvider {
   readonly name = 'postgres' as const;
@@ -39,30 +129,77 @@ export class PostgresSearchProvider implements SearchProvider {
 
   async prepare(): Promise<void> {
     // Processes starting together would race on `create ... if not exists` (a duplicate-key
-    // error in the catalog): one lock for the whole preparation, released at commit.
+    // error in the catalog), or upgrade twice: one lock for the whole preparation, released at commit.
     await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('tms-search-prepare', 0))`);
       await tx.execute(sql`create schema if not exists search`);
       await tx.execute(sql`
-      create table if not exists search.documents (
-        workspace_id text not null,
-        revision_id text not null,
-        memory_id text not null,
-        namespace_id text not null,
-        kind text not null,
-        tsv tsvector not null,
-        valid_from double precision not null,
-        valid_to double precision,
-        recorded_at double precision not null,
-        recorded_until double precision,
-        primary key (workspace_id, revision_id)
-      )`);
-      await tx.execute(sql`create index if not exists documents_tsv on search.documents using gin (tsv)`);
-      await tx.execute(
-        sql`create index if not exists documents_namespace on search.documents (workspace_id, namespace_id)`,
-      );
+        create table if not exists search.layout (part text primary key, version integer not null)`);
+      const recorded = rowsOf<{ version: number }>(
+        await tx.execute(sql`select version from search.layout where part = ${LAYOUT_PART}`),
+      )[0]?.version;
+      if (recorded !== LEXICAL_LAYOUT_VERSION) await this.rebuildLexicalTables(tx as never);
       await this.vectors.prepare(tx);
     });
+  }
+
+  /**
+   * An older (or unrecorded) layout: wait for every indexer batch in flight to end (they hold
+   * their workspace's claim until their cursor has advanced), rebuild the tables empty, and send
+   * this provider's lexical cursors back to 0 while the claims are held, so no batch applied to
+   * the old tables can advance a cursor past documents the new tables lack.
+   */
+  private async rebuildLexicalTables(tx: Database): Promise<void> {
+    const stores = new Stores(tx as never);
+    const ledgerMigrated = rowsOf<{ present: boolean }>(
+      await tx.execute(sql`select to_regclass('index_state') is not null as present`),
+    )[0]?.present;
+    const workspaces = ledgerMigrated ? await stores.indexState.lag(this.name, false) : [];
+    for (const { workspaceId } of workspaces) await claimWaiting(stores, workspaceId);
+    await tx.execute(sql`drop table if exists search.documents, search.term_stats, search.namespace_stats`);
+    await tx.execute(sql`
+        create table search.documents (
+          workspace_id text not null,
+          revision_id text not null,
+          memory_id text not null,
+          namespace_id text not null,
+          kind text not null,
+          tsv tsvector not null,
+          terms text[] not null,
+          frequencies integer[] not null,
+          length integer not null,
+          content_key text not null,
+          valid_from double precision not null,
+          valid_to double precision,
+          recorded_at double precision not null,
+          recorded_until double precision,
+          primary key (workspace_id, revision_id)
+        )`);
+    await tx.execute(sql`create index documents_tsv on search.documents using gin (tsv)`);
+    await tx.execute(sql`create index documents_namespace on search.documents (workspace_id, namespace_id)`);
+    // Its counts are updated in place with every batch: room left on each page lets Postgres
+    // update a row without touching the primary key index (a heap-only tuple update).
+    await tx.execute(sql`
+        create table search.term_stats (
+          workspace_id text not null,
+          namespace_id text not null,
+          term text not null,
+          documents integer not null,
+          primary key (workspace_id, namespace_id, term)
+        ) with (fillfactor = 70)`);
+    await tx.execute(sql`
+        create table search.namespace_stats (
+          workspace_id text not null,
+          namespace_id text not null,
+          documents integer not null,
+          total_length bigint not null,
+          primary key (workspace_id, namespace_id)
+        )`);
+    const now = Date.now() / 1000;
+    for (const { workspaceId } of workspaces) await stores.indexState.reset(workspaceId, this.name, now);
+    await tx.execute(sql`
+        insert into search.layout (part, version) values (${LAYOUT_PART}, ${LEXICAL_LAYOUT_VERSION})
+        on conflict (part) do update set version = excluded.version`);
   }
 
   async apply(
@@ -70,51 +207,178 @@ export class PostgresSearchProvider implements SearchProvider {
     batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] },
   ): Promise<void> {
     await this.db.transaction(async (tx) => {
-      if (batch.deletes.length) {
-        await tx.execute(
-          sql`delete from search.documents where workspace_id = ${workspaceId} and revision_id in (${list(batch.deletes)})`,
-        );
-      }
+      if (batch.deletes.length) await this.remove(tx as never, workspaceId, batch.deletes);
+      const counts = new StatisticsDelta();
       // 200 rows a statement keeps the parameter count far below Postgres' limit.
       for (let i = 0; i < batch.upserts.length; i += 200) {
-        const chunk = batch.upserts.slice(i, i + 200);
-        const values = sql.join(
+        const chunk = batch.upserts.slice(i, i + 200).map((document) => ({
+          document,
+          analysed: analyseDocument(document.text),
+        }));
+        const rows = sql.join(
           chunk.map(
-            (d) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
-              to_tsvector('simple', ${d.text.replaceAll('\u0000', ' ')}), ${d.validFrom}, ${d.validTo},
-              ${d.recordedAt}, ${d.recordedUntil})`,
+            ({ document: d, analysed }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId},
+              ${d.kind}, ${termVector(analysed.termFrequencies.keys())}::tsvector,
+              ${textArray([...analysed.termFrequencies.keys()])}::text[],
+              ${`{${[...analysed.termFrequencies.values()].join(',')}}`}::integer[], ${analysed.length}::integer,
+              ${contentKey(d.text)}, ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8,
+              ${d.recordedUntil}::float8)`,
           ),
           sql`, `,
         );
+        const inserted = new Set(
+          rowsOf<{ revision_id: string }>(
+            await tx.execute(sql`
+              insert into search.documents
+                (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, terms, frequencies, length, content_key,
+                 valid_from, valid_to, recorded_at, recorded_until)
+              values ${rows}
+              on conflict (workspace_id, revision_id) do nothing
+              returning revision_id`),
+          ).map((r) => r.revision_id),
+        );
+        // New revisions are counted into the statistics; those already indexed keep their
+        // terms (a revision's text never changes) and only their temporal columns are updated.
+        for (const entry of chunk)
+          if (inserted.has(entry.document.revisionId)) counts.add(entry.document, entry.analysed);
+        const known = chunk.filter((entry) => !inserted.has(entry.document.revisionId));
+        if (known.length) {
+          const temporal = sql.join(
+            known.map(
+              ({ document: d }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.validFrom}::float8, ${d.validTo}::float8,
+                ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
+            ),
+            sql`, `,
+          );
+          await tx.execute(sql`
+            update search.documents d
+               set valid_from = v.valid_from, valid_to = v.valid_to,
+                   recorded_at = v.recorded_at, recorded_until = v.recorded_until
+              from (values ${temporal}) as v(workspace_id, revision_id, valid_from, valid_to, recorded_at, recorded_until)
+             where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
+        }
+      }
+      // The batch's statistics in one pass (a term shared by many documents is updated once),
+      // as JSON: one parameter whatever the number of rows.
+      const namespaces = counts.namespaceRows();
+      if (namespaces.length) {
         await tx.execute(sql`
-          insert into search.documents
-            (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, valid_from, valid_to, recorded_at, recorded_until)
-          values ${values}
-          on conflict (workspace_id, revision_id) do update set
-            namespace_id = excluded.namespace_id, kind = excluded.kind, tsv = excluded.tsv,
-            valid_from = excluded.valid_from, valid_to = excluded.valid_to,
-            recorded_at = excluded.recorded_at, recorded_until = excluded.recorded_until`);
+          insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
+          select * from jsonb_to_recordset(${JSON.stringify(namespaces)}::jsonb)
+            as r(workspace_id text, namespace_id text, documents integer, total_length bigint)
+          on conflict (workspace_id, namespace_id) do update
+            set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length`);
+      }
+      const terms = counts.termRows();
+      for (let i = 0; i < terms.length; i += 5000) {
+        await tx.execute(sql`
+          insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
+          select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
+            as r(workspace_id text, namespace_id text, term text, documents integer)
+          on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
       }
     });
   }
 
+  /** Delete documents and uncount their terms; a term no document holds any more leaves no row behind. */
+  private async remove(tx: Database, workspaceId: string, revisionIds: readonly string[]): Promise<void> {
+    const emptied = await tx.execute(sql`
+      with gone as (
+        delete from search.documents
+         where workspace_id = ${workspaceId} and revision_id in (${list(revisionIds)})
+        returning namespace_id, tsv, length
+      ), uncounted as (
+        update search.namespace_stats s
+           set documents = s.documents - g.documents, total_length = s.total_length - g.total_length
+          from (select namespace_id, count(*) as documents, sum(length) as total_length
+                  from gone group by namespace_id) g
+         where s.workspace_id = ${workspaceId} and s.namespace_id = g.namespace_id
+      )
+      update search.term_stats s
+         set documents = s.documents - g.documents
+        from (select g.namespace_id, u.lexeme as term, count(*) as documents
+                from gone g, unnest(g.tsv) as u(lexeme, positions, weights)
+               group by g.namespace_id, u.lexeme) g
+       where s.workspace_id = ${workspaceId} and s.term = g.term and s.namespace_id = g.namespace_id
+      returning s.namespace_id, s.term, s.documents`);
+    const zero = rowsOf<{ namespace_id: string; term: string; documents: number }>(emptied).filter(
+      (r) => Number(r.documents) <= 0,
+    );
+    for (let i = 0; i < zero.length; i += 500) {
+      const keys = sql.join(
+        zero.slice(i, i + 500).map((r) => sql`(${r.term}, ${r.namespace_id})`),
+        sql`, `,
+      );
+      await tx.execute(sql`
+        delete from search.term_stats
+         where workspace_id = ${workspaceId} and (term, namespace_id) in (${keys}) and documents <= 0`);
+    }
+    await tx.execute(sql`delete from search.namespace_stats where workspace_id = ${workspaceId} and documents <= 0`);
+  }
+
   async search(query: SearchQuery): Promise<SearchHit[]> {
-    const terms = queryTerms(query.text);
+    const terms = analyseQuery(query.text);
     if (terms.length === 0 || query.namespaceIds.length === 0) return [];
-    const tsquery = terms.join(' | ');
-    const kinds = query.kinds?.length ? sql`and kind in (${list(query.kinds)})` : sql``;
+    const namespaces = list(query.namespaceIds);
+    const kinds = query.kinds?.length ? sql`and m.kind in (${list(query.kinds)})` : sql``;
+    // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
+    // addressed namespaces; each matching document scores
+    // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
+    // The statistics are computed once (materialized): before the tables have planner statistics,
+    // an inlined subquery was re-run for every matching document.
+    // Each query term's frequency is read from the document's aligned term and frequency arrays
+    // (array_position), and its idf from one row computed once (materialized): no unnesting, no
+    // grouping per document, so a common term's thousand matches stay cheap.
+    const frequencies = sql.join(
+      terms.map(
+        (term, i) => sql`coalesce(m.frequencies[array_position(m.terms, ${term}::text)], 0) as ${sql.raw(`f${i}`)}`,
+      ),
+      sql`, `,
+    );
+    const idfs = sql.join(
+      terms.map(
+        (term, i) =>
+          sql`coalesce(max(ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5))) filter (where t.term = ${term}::text), 0) as ${sql.raw(`w${i}`)}`,
+      ),
+      sql`, `,
+    );
+    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length)`;
+    const score = sql.join(
+      terms.map((_, i) => {
+        const [f, w] = [sql.raw(`f.f${i}`), sql.raw(`w.w${i}`)];
+        return sql`${w} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
+      }),
+      sql` + `,
+    );
     const result = await this.db.execute(sql`
-      select revision_id, memory_id, ts_rank(tsv, q) as score
-        from search.documents, to_tsquery('simple', ${tsquery}) q
-       where workspace_id = ${query.workspaceId}
-         and namespace_id in (${list(query.namespaceIds)})
+      with scope as materialized (
+        select sum(documents)::float8 as n,
+               sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
+          from search.namespace_stats
+         where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
+      ), weights as materialized (
+        select ${idfs}
+          from (select term, sum(documents)::float8 as df
+                  from search.term_stats
+                 where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
+                   and term in (${list(terms)})
+                 group by term) t, scope
+      )
+      select m.revision_id, m.memory_id,
+             round((${score})::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
+        from search.documents m
+        cross join lateral (select ${frequencies}) as f
+        cross join scope
+        cross join weights w
+       where m.workspace_id = ${query.workspaceId}
+         and m.namespace_id in (${namespaces})
          ${kinds}
-         and tsv @@ q
-         and recorded_at <= ${query.knownAt} and (recorded_until is null or recorded_until > ${query.knownAt})
-         and valid_from <= ${query.asOf} and (valid_to is null or valid_to > ${query.asOf})
-       order by score desc, revision_id
+         and m.tsv @@ ${anyOf(terms)}::tsquery
+         and m.recorded_at <= ${query.knownAt} and (m.recorded_until is null or m.recorded_until > ${query.knownAt})
+         and m.valid_from <= ${query.asOf} and (m.valid_to is null or m.valid_to > ${query.asOf})
+       order by score desc, m.content_key collate "C", m.revision_id collate "C"
        limit ${query.limit} offset ${query.offset}`);
-    return rowsOf<{ revision_id: string; memory_id: string; score: number }>(result).map((r) => ({
+    return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
       revisionId: r.revision_id,
       memoryId: r.memory_id,
       score: Number(r.score),
@@ -138,7 +402,11 @@ export class PostgresSearchProvider implements SearchProvider {
   }
 
   async clear(workspaceId: string): Promise<void> {
-    await this.db.execute(sql`delete from search.documents where workspace_id = ${workspaceId}`);
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`delete from search.documents where workspace_id = ${workspaceId}`);
+      await tx.execute(sql`delete from search.term_stats where workspace_id = ${workspaceId}`);
+      await tx.execute(sql`delete from search.namespace_stats where workspace_id = ${workspaceId}`);
+    });
   }
 
   async indexedRevisionIds(workspaceId: string): Promise<string[]> {
@@ -146,5 +414,38 @@ export class PostgresSearchProvider implements SearchProvider {
       sql`select revision_id from search.documents where workspace_id = ${workspaceId} order by revision_id`,
     );
     return rowsOf<{ revision_id: string }>(result).map((r) => r.revision_id);
+  }
+
+  /** The BM25 statistics of a namespace (tests and diagnostics): documents, total length, and per term its document count. */
+  async termStatistics(
+    workspaceId: string,
+    namespaceId: string,
+  ): Promise<{ documents: number; totalLength: number; terms: Map<string, number> }> {
+    const totals = rowsOf<{ documents: number; total_length: number | string }>(
+      await this.db.execute(sql`
+        select documents, total_length from search.namespace_stats
+         where workspace_id = ${workspaceId} and namespace_id = ${namespaceId}`),
+    )[0];
+    const terms = rowsOf<{ term: string; documents: number }>(
+      await this.db.execute(sql`
+        select term, documents from search.term_stats
+         where workspace_id = ${workspaceId} and namespace_id = ${namespaceId} order by term`),
+    );
+    return {
+      documents: Number(totals?.documents ?? 0),
+      totalLength: Number(totals?.total_length ?? 0),
+      terms: new Map(terms.map((r) => [r.term, Number(r.documents)])),
+    };
+  }
+}
+
+/** Take a workspace's indexer claim for the current transaction, waiting while a batch holds it. */
+async function claimWaiting(stores: Stores, workspaceId: string): Promise<void> {
+  const deadline = Date.now() + CLAIM_WAIT_MS;
+  while (!(await stores.indexState.tryClaim(workspaceId))) {
+    if (Date.now() > deadline) {
+      throw new SearchUnavailableError(`an indexer batch on ${workspaceId} did not end within ${CLAIM_WAIT_MS} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -1,0 +1,540 @@
+/**
+ * Recall quality on LoCoMo-shaped conversations (/work/shared/bench-data/README.md): every turn
+ * becomes one `episode` memory ("<speaker>: <text>", valid from its session's date) backed by
+ * one evidence row (locomo://<sample_id>/<dia_id>), one namespace per conversation, written
+ * through the real domain write path; once indexed, each question of categories 1-4 is asked
+ * with `recall` restricted to its conversation's namespace (max_items 20). Prints evidence
+ * recall@5/10/20 and hit@10 per category and overall for each recall mode, beside a bare Okapi
+ * BM25 computed here over the same turns, with recall latency and the write rate.
+ *
+ * Usage: pnpm bench:recall [file] [--ledger pglite|postgres|both] [--modes lexical,semantic,hybrid]
+ *        [--json out.json]
+ * The file defaults to ../shared/bench-data/locomo-dev.json from the project root.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TokenVerifier } from '@tms/auth';
+import { OPERATIONS_BY_NAME, type Operation } from '@tms/catalog';
+import { type Caller, Domain, type RawInput } from '@tms/domain';
+import { Ledger } from '@tms/ledger';
+import { Indexer, PostgresSearchProvider, type SearchProvider } from '@tms/search';
+import { createTestDatabase, enrolledSessionCaller, type TestDatabase } from '@tms/testkit';
+import { OkapiBm25 } from './okapi-bm25';
+
+// ---- options --------------------------------------------------------------------------------
+
+const MODES = ['lexical', 'semantic', 'hybrid'] as const;
+type Mode = (typeof MODES)[number];
+type LedgerKind = 'pglite' | 'postgres';
+const MAX_ITEMS = 20;
+const WRITE_CONCURRENCY = 8;
+const CUTOFFS = [5, 10, 20] as const;
+
+function parseArgs(argv: string[]) {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  let file = path.resolve(root, '../shared/bench-data/locomo-dev.json');
+  let ledgers: LedgerKind[] = ['pglite', 'postgres'];
+  let modes: Mode[] = [...MODES];
+  let json: string | null = null;
+  // pnpm runs the script in bench/: paths given on the command line are relative to where it was typed.
+  const typedIn = process.env.INIT_CWD ?? process.cwd();
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] as string;
+    const value = () => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === '--ledger') {
+      const v = value();
+      if (v !== 'pglite' && v !== 'postgres' && v !== 'both') throw new Error('--ledger is pglite, postgres or both');
+      ledgers = v === 'both' ? ['pglite', 'postgres'] : [v];
+    } else if (arg === '--modes') {
+      const asked = value().split(',');
+      const unknown = asked.filter((m) => !(MODES as readonly string[]).includes(m));
+      if (unknown.length || asked.length === 0) throw new Error(`--modes takes ${MODES.join(',')}`);
+      modes = asked as Mode[];
+    } else if (arg === '--json') {
+      json = path.resolve(typedIn, value());
+    } else if (arg.startsWith('--')) {
+      throw new Error(`unknown option ${arg}`);
+    } else {
+      file = path.resolve(typedIn, arg);
+    }
+  }
+  return { file, ledgers, modes, json };
+}
+
+// ---- the data set ---------------------------------------------------------------------------
+
+interface Turn {
+  diaId: string;
+  text: string;
+  validFrom: number;
+}
+interface Question {
+  text: string;
+  category: number;
+  gold: string[];
+}
+interface Conversation {
+  sampleId: string;
+  turns: Turn[];
+  questions: Question[];
+}
+interface EvidenceRepairs {
+  repaired: number;
+  dropped: number;
+  questionsWithoutEvidence: number;
+}
+
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+
+/** "1:56 pm on 8 May, 2023" as UTC Unix seconds. */
+export function parseSessionDate(text: string): number {
+  const match = text.trim().match(/^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i);
+  const month = match ? MONTHS.indexOf((match[5] as string).toLowerCase()) : -1;
+  if (!match || month < 0) throw new Error(`unreadable session date: ${text}`);
+  const hour12 = Number(match[1]) % 12;
+  const hour = (match[3] as string).toLowerCase() === 'pm' ? hour12 + 12 : hour12;
+  return Date.UTC(Number(match[6]), month, Number(match[4]), hour, Number(match[2])) / 1000;
+}
+
+/**
+ * A question's gold turns. The release has a few malformed ids: several in one string
+ * ("D8:6; D9:17": split), a stray colon ("D:11:26" -> "D11:26"), a leading zero
+ * ("D30:05" -> "D30:5"); an id naming no turn of the conversation is dropped.
+ */
+export function repairEvidence(raw: readonly string[], turnIds: ReadonlySet<string>, repairs: EvidenceRepairs) {
+  const gold = new Set<string>();
+  for (const entry of raw) {
+    const parts = String(entry)
+      .split(/[;,\s]+/)
+      .filter(Boolean);
+    for (const part of parts) {
+      const match = part.match(/^D:?(\d+):(\d+)$/);
+      const id = match ? `D${Number(match[1])}:${Number(match[2])}` : null;
+      if (id === null || !turnIds.has(id)) {
+        repairs.dropped += 1;
+        continue;
+      }
+      if (id !== entry) repairs.repaired += 1;
+      gold.add(id);
+    }
+  }
+  return [...gold];
+}
+
+function loadConversations(file: string): { conversations: Conversation[]; repairs: EvidenceRepairs } {
+  const data = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    sample_id: string;
+    conversation: Record<string, unknown>;
+    qa: { question: string; category: number; evidence?: string[] }[];
+  }[];
+  const repairs: EvidenceRepairs = { repaired: 0, dropped: 0, questionsWithoutEvidence: 0 };
+  const conversations = data.map((sample) => {
+    const turns: Turn[] = [];
+    const sessions = Object.keys(sample.conversation)
+      .map((key) => key.match(/^session_(\d+)$/)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+    for (const n of sessions) {
+      const validFrom = parseSessionDate(String(sample.conversation[`session_${n}_date_time`]));
+      for (const turn of sample.conversation[`session_${n}`] as { speaker: string; dia_id: string; text: string }[]) {
+        turns.push({ diaId: turn.dia_id, text: `${turn.speaker}: ${turn.text}`, validFrom });
+      }
+    }
+    const turnIds = new Set(turns.map((t) => t.diaId));
+    const questions: Question[] = [];
+    for (const qa of sample.qa) {
+      if (qa.category < 1 || qa.category > 4) continue;
+      const gold = repairEvidence(qa.evidence ?? [], turnIds, repairs);
+      if (gold.length === 0) {
+        repairs.questionsWithoutEvidence += 1;
+        continue;
+      }
+      questions.push({ text: String(qa.question), category: qa.category, gold });
+    }
+    return { sampleId: sample.sample_id, turns, questions };
+  });
+  return { conversations, repairs };
+}
+
+// ---- measuring ------------------------------------------------------------------------------
+
+interface Tally {
+  questions: number;
+  recall: Record<(typeof CUTOFFS)[number], number>;
+  hit10: number;
+}
+const emptyTally = (): Tally => ({ questions: 0, recall: { 5: 0, 10: 0, 20: 0 }, hit10: 0 });
+
+/** Per-category and overall tallies of ranked answers (gold turn ids against ranked turn ids). */
+class Scoreboard {
+  readonly byCategory = new Map<number, Tally>();
+  readonly overall = emptyTally();
+
+  add(category: number, gold: readonly string[], ranked: readonly string[]): void {
+    const tally = this.byCategory.get(category) ?? emptyTally();
+    this.byCategory.set(category, tally);
+    for (const t of [tally, this.overall]) {
+      t.questions += 1;
+      for (const k of CUTOFFS) {
+        const top = new Set(ranked.slice(0, k));
+        t.recall[k] += gold.filter((g) => top.has(g)).length / gold.length;
+      }
+      const top10 = new Set(ranked.slice(0, 10));
+      if (gold.some((g) => top10.has(g))) t.hit10 += 1;
+    }
+  }
+
+  static summary(t: Tally) {
+    const q = Math.max(1, t.questions);
+    return {
+      questions: t.questions,
+      recall_at_5: t.recall[5] / q,
+      recall_at_10: t.recall[10] / q,
+      recall_at_20: t.recall[20] / q,
+      hit_at_10: t.hit10 / q,
+    };
+  }
+
+  toJson() {
+    return {
+      overall: Scoreboard.summary(this.overall),
+      categories: Object.fromEntries(
+        [...this.byCategory.entries()].sort(([a], [b]) => a - b).map(([c, t]) => [c, Scoreboard.summary(t)]),
+      ),
+    };
+  }
+}
+
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length ? (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number) : Number.NaN;
+
+// ---- the service ----------------------------------------------------------------------------
+
+const op = (name: string) => OPERATIONS_BY_NAME.get(name) as Operation;
+let keySeq = 0;
+async function call(domain: Domain, caller: Caller, name: string, raw: Partial<RawInput>, workspace: string | null) {
+  const result = await domain.execute(
+    op(name),
+    { params: raw.params ?? {}, query: raw.query ?? {}, body: raw.body },
+    { caller, requestId: 'bench-recall-quality', selectedWorkspaceId: workspace, idempotencyKey: `rq-${keySeq++}` },
+  );
+  return JSON.parse(result.json);
+}
+
+/**
+ * How `recall` is asked for a mode, read from the catalog at run time: the body with `mode`
+ * when the recall schema accepts it; without it for `lexical` on a service that has only that
+ * arm; null (reported "n/a") for a mode the service does not have.
+ */
+function recallBodyFor(mode: Mode): ((body: Record<string, unknown>) => Record<string, unknown>) | null {
+  const schema = op('recall').input.body as { safeParse(v: unknown): { success: boolean } } | null;
+  const probe = { namespace_ids: ['ns_probe'], query: 'probe', budget: { max_items: 1, max_context_chars: 1 } };
+  if (schema?.safeParse({ ...probe, mode }).success) return (body) => ({ ...body, mode });
+  if (mode === 'lexical' && schema?.safeParse(probe).success) return (body) => body;
+  return null;
+}
+
+/**
+ * The domain as the gateway composes it for this bench. Hook for the semantic arm: when the
+ * embedder configuration lands, build the domain and indexer here with `semantic: 'on'` and
+ * 'off' to measure the write rate (and indexing rate) with the arm on and off.
+ */
+function composeDomain(ledger: Ledger, provider: SearchProvider, _semantic: 'off') {
+  return { domain: new Domain(ledger, new TokenVerifier({}), provider), indexer: new Indexer(ledger, provider) };
+}
+
+interface LedgerRun {
+  ledger: LedgerKind;
+  turns: number;
+  writeSeconds: number;
+  writeRate: number;
+  indexRate: number;
+  modes: Record<
+    string,
+    { available: boolean; retrieval?: unknown; latency_ms?: { p50: number; p95: number } } & object
+  >;
+  scoreboards: Map<string, Scoreboard>;
+  /** Per mode, the ranked turn texts of each question (to compare runs). */
+  rankings: Map<string, string[][]>;
+}
+
+async function runOnLedger(
+  kind: LedgerKind,
+  conversations: Conversation[],
+  modes: readonly Mode[],
+  log: (line: string) => void,
+): Promise<LedgerRun> {
+  let database: TestDatabase | null = null;
+  let ledger: Ledger;
+  if (kind === 'postgres') {
+    database = await createTestDatabase('tms_bench_recall');
+    ledger = await Ledger.open({ databaseUrl: database.url, maxConnections: WRITE_CONCURRENCY + 2 });
+  } else {
+    ledger = await Ledger.open({ dataDir: 'memory://' });
+  }
+  try {
+    await ledger.migrate();
+    const provider = new PostgresSearchProvider(ledger.handle.db);
+    await provider.prepare();
+    const { domain, indexer } = composeDomain(ledger, provider, 'off');
+    const caller: Caller = await enrolledSessionCaller(ledger, 'bench', 'bench-user');
+    const ws = (await call(domain, caller, 'workspaces.create', { body: { name: 'locomo' } }, null)).workspace.id;
+
+    // 1. Writes: per turn one evidence row and one memory citing it.
+    const jobs: { namespaceId: string; sampleId: string; turn: Turn }[] = [];
+    const namespaceOf = new Map<string, string>();
+    for (const c of conversations) {
+      const ns = (await call(domain, caller, 'namespaces.create', { body: { parent_id: null, name: c.sampleId } }, ws))
+        .namespace.id as string;
+      namespaceOf.set(c.sampleId, ns);
+      for (const turn of c.turns) jobs.push({ namespaceId: ns, sampleId: c.sampleId, turn });
+    }
+    const turnOfMemory = new Map<string, Turn>();
+    let next = 0;
+    const writeStart = performance.now();
+    await Promise.all(
+      Array.from({ length: WRITE_CONCURRENCY }, async () => {
+        for (let i = next++; i < jobs.length; i = next++) {
+          const { namespaceId, sampleId, turn } = jobs[i] as (typeof jobs)[number];
+          const evidence = await call(
+            domain,
+            caller,
+            'evidence.create',
+            {
+              body: {
+                namespace_id: namespaceId,
+                source_locator: `locomo://${sampleId}/${turn.diaId}`,
+                content_root_sha256: crypto.createHash('sha256').update(turn.text).digest('hex'),
+                excerpt: turn.text,
+              },
+            },
+            ws,
+          );
+          const body = {
+            namespace_id: namespaceId,
+            kind: 'episode',
+            text: turn.text,
+            valid_from: turn.validFrom,
+            evidence_ids: [evidence.evidence.id],
+          };
+          const created = await call(domain, caller, 'memories.create', { body }, ws);
+          turnOfMemory.set(created.memory.id, turn);
+        }
+      }),
+    );
+    const writeSeconds = (performance.now() - writeStart) / 1000;
+    log(`${kind}: wrote ${jobs.length} turns in ${writeSeconds.toFixed(1)} s`);
+
+    // 2. Index everything.
+    const indexStart = performance.now();
+    const commits = await indexer.catchUp();
+    const indexSeconds = (performance.now() - indexStart) / 1000;
+    log(`${kind}: indexed ${commits} commits in ${indexSeconds.toFixed(1)} s`);
+
+    // 3. Ask every question in every mode.
+    const run: LedgerRun = {
+      ledger: kind,
+      turns: jobs.length,
+      writeSeconds,
+      writeRate: jobs.length / writeSeconds,
+      indexRate: commits / indexSeconds,
+      modes: {},
+      scoreboards: new Map(),
+      rankings: new Map(),
+    };
+    for (const mode of modes) {
+      const bodyFor = recallBodyFor(mode);
+      if (!bodyFor) {
+        run.modes[mode] = { available: false };
+        continue;
+      }
+      const board = new Scoreboard();
+      const rankings: string[][] = [];
+      const latencies: number[] = [];
+      let retrieval: unknown;
+      for (const c of conversations) {
+        for (const q of c.questions) {
+          const body = bodyFor({
+            namespace_ids: [namespaceOf.get(c.sampleId)],
+            query: q.text,
+            budget: { max_items: MAX_ITEMS, max_context_chars: 1_048_576 },
+          });
+          const start = performance.now();
+          const answer = await call(domain, caller, 'recall', { body }, ws);
+          latencies.push(performance.now() - start);
+          retrieval ??= answer.retrieval;
+          const turns = (answer.items as { memory: { id: string } }[]).map((item) => turnOfMemory.get(item.memory.id));
+          board.add(
+            q.category,
+            q.gold,
+            turns.map((t) => t?.diaId ?? '?'),
+          );
+          // Compared by text: turns of identical text are one document to any ranking.
+          rankings.push(turns.map((t) => t?.text ?? '?'));
+        }
+      }
+      latencies.sort((a, b) => a - b);
+      run.modes[mode] = {
+        available: true,
+        ...(retrieval === undefined ? {} : { retrieval }),
+        latency_ms: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+      };
+      run.scoreboards.set(mode, board);
+      run.rankings.set(mode, rankings);
+    }
+    return run;
+  } finally {
+    await ledger.close();
+    await database?.drop();
+  }
+}
+
+/** The bare BM25 reference over each conversation's turns. */
+function bm25Reference(conversations: Conversation[]): { board: Scoreboard; rankings: string[][] } {
+  const board = new Scoreboard();
+  const rankings: string[][] = [];
+  for (const c of conversations) {
+    const index = new OkapiBm25(1.2, 0.75);
+    for (const turn of c.turns) index.add(turn.diaId, turn.text);
+    for (const q of c.questions) {
+      const ranked = index.search(q.text, MAX_ITEMS);
+      board.add(q.category, q.gold, ranked);
+      rankings.push(ranked);
+    }
+  }
+  return { board, rankings };
+}
+
+// ---- report ---------------------------------------------------------------------------------
+
+const f3 = (x: number) => x.toFixed(3);
+const pad = (s: string, n: number) => s.padEnd(n);
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const log = (line: string) =>
+    process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+  if (!fs.existsSync(options.file)) {
+    throw new Error(`no data set at ${options.file}: give the LoCoMo-shaped file's path as the first argument`);
+  }
+  const { conversations, repairs } = loadConversations(options.file);
+  const turns = conversations.reduce((n, c) => n + c.turns.length, 0);
+  const questions = conversations.reduce((n, c) => n + c.questions.length, 0);
+
+  const bm25 = bm25Reference(conversations);
+  const runs: LedgerRun[] = [];
+  for (const kind of options.ledgers) runs.push(await runOnLedger(kind, conversations, options.modes, log));
+
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const lines: string[] = [
+    `recall quality, ${new Date().toISOString()}, ${os.cpus().length} x ${cpu}, Node ${process.version}`,
+    `data: ${path.basename(options.file)}: ${conversations.length} conversations, ${turns} turns, ${questions} questions of categories 1-4 (max_items ${MAX_ITEMS})`,
+    `evidence ids: ${repairs.repaired} repaired, ${repairs.dropped} dropped, ${repairs.questionsWithoutEvidence} questions left without evidence (skipped)`,
+    '',
+    `${pad('ledger', 9)}${pad('ranking', 11)}${['r@5', 'r@10', 'r@20', 'hit@10'].map((h) => h.padStart(7)).join('')}${'r@10/bm25'.padStart(11)}${'p50 ms'.padStart(9)}${'p95 ms'.padStart(9)}`,
+  ];
+  const bm25Summary = Scoreboard.summary(bm25.board.overall);
+  const row = (ledger: string, name: string, board: Scoreboard | null, latency?: { p50: number; p95: number }) => {
+    if (!board) return `${pad(ledger, 9)}${pad(name, 11)}${'n/a'.padStart(7)}`;
+    const s = Scoreboard.summary(board.overall);
+    const ratio = `${(s.recall_at_10 / bm25Summary.recall_at_10).toFixed(2)}x`;
+    return `${pad(ledger, 9)}${pad(name, 11)}${[s.recall_at_5, s.recall_at_10, s.recall_at_20, s.hit_at_10].map((x) => f3(x).padStart(7)).join('')}${ratio.padStart(11)}${(latency ? latency.p50.toFixed(1) : '-').padStart(9)}${(latency ? latency.p95.toFixed(1) : '-').padStart(9)}`;
+  };
+  for (const run of runs) {
+    for (const mode of options.modes) {
+      const m = run.modes[mode];
+      lines.push(row(run.ledger, mode, run.scoreboards.get(mode) ?? null, m?.latency_ms));
+    }
+  }
+  lines.push(row('(js)', 'bare bm25', bm25.board));
+
+  const categories = [...bm25.board.byCategory.keys()].sort((a, b) => a - b);
+  lines.push(
+    '',
+    `recall@10 by category (questions): ${categories.map((c) => `${c} (${bm25.board.byCategory.get(c)?.questions})`).join(', ')}`,
+  );
+  const categoryRow = (label: string, board: Scoreboard) =>
+    `  ${pad(label, 20)}${categories.map((c) => f3(Scoreboard.summary(board.byCategory.get(c) ?? emptyTally()).recall_at_10).padStart(7)).join('')}`;
+  for (const run of runs) {
+    for (const [mode, board] of run.scoreboards) lines.push(categoryRow(`${run.ledger} ${mode}`, board));
+  }
+  lines.push(categoryRow('bare bm25', bm25.board));
+
+  lines.push('');
+  for (const run of runs) {
+    lines.push(
+      `${run.ledger}: write rate ${run.writeRate.toFixed(0)} turns/s (evidence.create + memories.create each, ${WRITE_CONCURRENCY} concurrent, semantic arm off; on: n/a until the embedder configuration lands, see composeDomain), indexing ${run.indexRate.toFixed(0)} commits/s`,
+    );
+    for (const [mode, m] of Object.entries(run.modes)) {
+      if (m.retrieval !== undefined) lines.push(`  ${mode} retrieval: ${JSON.stringify(m.retrieval)}`);
+    }
+  }
+  const identical: Record<string, { identical: number; questions: number }> = {};
+  if (runs.length === 2) {
+    const [a, b] = runs as [LedgerRun, LedgerRun];
+    for (const [mode, rankingsA] of a.rankings) {
+      const rankingsB = b.rankings.get(mode) ?? [];
+      const same = rankingsA.filter((r, i) => JSON.stringify(r) === JSON.stringify(rankingsB[i])).length;
+      identical[mode] = { identical: same, questions: rankingsA.length };
+      lines.push(
+        `${mode}: ${same} of ${rankingsA.length} questions ranked identically (top ${MAX_ITEMS}, compared by text) on both ledgers`,
+      );
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  if (options.json) {
+    const report = {
+      date: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, cpu, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      data: { file: path.basename(options.file), conversations: conversations.length, turns, questions },
+      evidence_repairs: repairs,
+      max_items: MAX_ITEMS,
+      bare_bm25: { k1: 1.2, b: 0.75, ...bm25.board.toJson() },
+      ledgers: Object.fromEntries(
+        runs.map((run) => [
+          run.ledger,
+          {
+            write_rate_turns_per_second: run.writeRate,
+            semantic_arm_on_write_rate: null,
+            index_rate_commits_per_second: run.indexRate,
+            modes: Object.fromEntries(
+              options.modes.map((mode) => {
+                const m = run.modes[mode];
+                const board = run.scoreboards.get(mode);
+                return [mode, m?.available && board ? { ...m, ...board.toJson() } : { available: false }];
+              }),
+            ),
+          },
+        ]),
+      ),
+      identical_rankings_across_ledgers: runs.length === 2 ? identical : null,
+    };
+    fs.writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
+    log(`wrote ${options.json}`);
+  }
+}
+
+await main();

@@ -1,0 +1,285 @@
+import { Ledger } from '@tms/ledger';
+import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSearchProvider } from '../src/postgres-provider';
+import type { SearchDocument } from '../src/provider';
+import { analyseDocument, analyseQuery } from '../src/text-analysis';
+
+/** The embedded lexical arm (BM25 over the analysed terms) on both ledgers. */
+type Driver = 'pglite' | 'postgres';
+const DRIVERS: Driver[] = ['pglite', 'postgres'];
+
+interface Opened {
+  ledger: Ledger;
+  provider: PostgresSearchProvider;
+  close(): Promise<void>;
+}
+
+async function open(driver: Driver): Promise<Opened> {
+  const database: TestDatabase | null = driver === 'postgres' ? await createTestDatabase('tms_search_bm25') : null;
+  const ledger = await Ledger.open(database ? { databaseUrl: database.url } : { dataDir: 'memory://' });
+  await ledger.migrate();
+  const provider = new PostgresSearchProvider(ledger.handle.db);
+  await provider.prepare();
+  return {
+    ledger,
+    provider,
+    async close() {
+      await ledger.close();
+      await database?.drop();
+    },
+  };
+}
+
+let sequence = 0;
+const doc = (text: string, over: Partial<SearchDocument> = {}): SearchDocument => {
+  sequence += 1;
+  const revisionId = over.revisionId ?? `rev_${String(sequence).padStart(4, '0')}`;
+  return {
+    workspaceId: 'ws_t',
+    revisionId,
+    memoryId: `mem_${revisionId}`,
+    namespaceId: 'ns_a',
+    kind: 'episode',
+    text,
+    validFrom: 0,
+    validTo: null,
+    recordedAt: 100,
+    recordedUntil: null,
+    ...over,
+  };
+};
+
+const at = { asOf: 50, knownAt: 1000, limit: 20, offset: 0 };
+
+/** The statistics BM25 needs, recomputed from scratch over the documents that should be indexed. */
+function expectedStatistics(documents: readonly SearchDocument[], namespaceId: string) {
+  const inNamespace = documents.filter((d) => d.namespaceId === namespaceId);
+  const terms = new Map<string, number>();
+  let totalLength = 0;
+  for (const d of inNamespace) {
+    const analysed = analyseDocument(d.text);
+    totalLength += analysed.length;
+    for (const term of analysed.termFrequencies.keys()) terms.set(term, (terms.get(term) ?? 0) + 1);
+  }
+  return {
+    documents: inNamespace.length,
+    totalLength,
+    terms: new Map([...terms].sort(([a], [b]) => (a < b ? -1 : 1))),
+  };
+}
+
+describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
+  let opened: Opened;
+  let provider: PostgresSearchProvider;
+  beforeAll(async () => {
+    opened = await open(driver);
+    provider = opened.provider;
+  });
+  afterAll(() => opened?.close());
+
+  const search = (workspaceId: string, text: string, namespaceIds = ['ns_a']) =>
+    provider.search({ workspaceId, text, namespaceIds, ...at });
+
+  it('ranks a rare word above words that fill the namespace', async () => {
+    const ws = 'ws_rare';
+    const chatter = Array.from({ length: 12 }, (_, i) =>
+      doc(`Oskar: did you go out today? Oskar went to the market again, day ${i}.`, { workspaceId: ws }),
+    );
+    const answer = doc('Lena: the glassblowing class on Friday was wonderful.', { workspaceId: ws });
+    await provider.apply(ws, { upserts: [...chatter, answer], deletes: [] });
+    const hits = await search(ws, 'When did Oskar go to the glassblowing class?');
+    expect(hits[0]?.revisionId).toBe(answer.revisionId);
+    // Every document mentioning only the common words still comes, below it.
+    expect(hits).toHaveLength(13);
+  });
+
+  it('matches inflected forms through their stem', async () => {
+    const ws = 'ws_stem';
+    const pottery = doc('Mira signed up for two pottery workshops last spring.', { workspaceId: ws });
+    const painting = doc('Mira paints landscapes on weekends.', { workspaceId: ws });
+    await provider.apply(ws, {
+      upserts: [pottery, painting, doc('Unrelated lines.', { workspaceId: ws })],
+      deletes: [],
+    });
+    expect((await search(ws, 'workshop')).map((h) => h.revisionId)).toEqual([pottery.revisionId]);
+    expect((await search(ws, 'painting')).map((h) => h.revisionId)).toEqual([painting.revisionId]);
+    expect((await search(ws, 'Potteries')).map((h) => h.revisionId)).toEqual([pottery.revisionId]);
+  });
+
+  it('finds ids, numbers and non-English words exactly', async () => {
+    const ws = 'ws_exact';
+    const order = doc('Order 4711 shipped with tracking XK-99812 to Zürich.', { workspaceId: ws });
+    const other = doc('Order 4712 is still waiting; ticket t1234ab is open.', { workspaceId: ws });
+    await provider.apply(ws, { upserts: [order, other], deletes: [] });
+    expect((await search(ws, '4711')).map((h) => h.revisionId)).toEqual([order.revisionId]);
+    expect((await search(ws, '99812')).map((h) => h.revisionId)).toEqual([order.revisionId]);
+    expect((await search(ws, 'T1234AB')).map((h) => h.revisionId)).toEqual([other.revisionId]);
+    expect(await search(ws, 't1234a')).toEqual([]);
+    expect(await search(ws, '471')).toEqual([]);
+    expect((await search(ws, 'zürich')).map((h) => h.revisionId)).toEqual([order.revisionId]);
+  });
+
+  it('answers a query made only of stop words from the documents holding them', async () => {
+    const ws = 'ws_stop';
+    const tide = doc('It is about the tide.', { workspaceId: ws });
+    await provider.apply(ws, { upserts: [tide, doc('Heron at dawn.', { workspaceId: ws })], deletes: [] });
+    expect(analyseQuery('What is it about?')).toEqual(['what', 'is', 'it', 'about']);
+    expect((await search(ws, 'What is it about?')).map((h) => h.revisionId)).toEqual([tide.revisionId]);
+    // With a content word beside them, the stop words are left out of the query.
+    expect(analyseQuery('what is the heron doing')).toEqual(['heron', 'do']);
+  });
+
+  it('breaks ties by revision id and pages without overlap', async () => {
+    const ws = 'ws_ties';
+    const same = ['rev_c', 'rev_a', 'rev_b'].map((revisionId) =>
+      doc('Kestrel over the field.', { workspaceId: ws, revisionId }),
+    );
+    await provider.apply(ws, { upserts: same, deletes: [] });
+    const hits = await search(ws, 'kestrel');
+    expect(hits.map((h) => h.revisionId)).toEqual(['rev_a', 'rev_b', 'rev_c']);
+    expect(new Set(hits.map((h) => h.score)).size).toBe(1);
+    const second = await provider.search({
+      workspaceId: ws,
+      text: 'kestrel',
+      namespaceIds: ['ns_a'],
+      ...at,
+      limit: 2,
+      offset: 2,
+    });
+    expect(second.map((h) => h.revisionId)).toEqual(['rev_c']);
+  });
+
+  it('computes IDF over the namespaces in scope, and keeps filters inside the query', async () => {
+    const ws = 'ws_scope';
+    // In ns_a "otter" is rare and "river" common; in ns_b the reverse.
+    const a = [
+      doc('otter river', { workspaceId: ws, namespaceId: 'ns_a', revisionId: 'a1' }),
+      ...['a2', 'a3', 'a4'].map((revisionId) =>
+        doc('river bank', { workspaceId: ws, namespaceId: 'ns_a', revisionId }),
+      ),
+    ];
+    const b = [
+      doc('river otter', { workspaceId: ws, namespaceId: 'ns_b', revisionId: 'b1' }),
+      ...['b2', 'b3', 'b4'].map((revisionId) => doc('otter pup', { workspaceId: ws, namespaceId: 'ns_b', revisionId })),
+    ];
+    const old = doc('otter otter otter', { workspaceId: ws, namespaceId: 'ns_a', revisionId: 'a5', validTo: 10 });
+    await provider.apply(ws, { upserts: [...a, ...b, old], deletes: [] });
+    const onlyA = await search(ws, 'otter', ['ns_a']);
+    expect(onlyA.map((h) => h.revisionId)).toEqual(['a1']); // a5 is not valid at as_of 50
+    const scoreA = (await search(ws, 'otter river', ['ns_a']))[0];
+    expect(scoreA?.revisionId).toBe('a1');
+    // Across both namespaces the statistics are summed (every indexed revision counts, a5 too):
+    // "otter" is in 6 of 9 documents, of 19 words in all.
+    const both = await search(ws, 'otter', ['ns_a', 'ns_b']);
+    expect(both.map((h) => h.revisionId).sort()).toEqual(['a1', 'b1', 'b2', 'b3', 'b4']);
+    const n = 9;
+    const df = 6;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const averageLength = 19 / 9;
+    const expected = (idf * 1 * 2.2) / (1 + 1.2 * (0.25 + (0.75 * 2) / averageLength));
+    expect(both[0]?.score).toBeCloseTo(expected, 8);
+  });
+
+  it('keeps the term statistics exact through re-applies, corrections and purges', async () => {
+    const ws = 'ws_stats';
+    const first = doc('Nadia adopted a puppy named Biscuit.', { workspaceId: ws, revisionId: 's1' });
+    const second = doc('Nadia walks Biscuit twice a day.', { workspaceId: ws, revisionId: 's2' });
+    const third = doc('A quiet evening with tea.', { workspaceId: ws, revisionId: 's3' });
+    await provider.apply(ws, { upserts: [first, second, third], deletes: [] });
+    await provider.apply(ws, { upserts: [first, second, third], deletes: [] }); // again: counted once
+    expect(await provider.termStatistics(ws, 'ns_a')).toEqual(expectedStatistics([first, second, third], 'ns_a'));
+
+    // A correction: the old revision stops being current (only its temporal columns change) and a new one appears.
+    const superseded = { ...second, recordedUntil: 500 };
+    const corrected = doc('Nadia walks Biscuit three times a day.', {
+      workspaceId: ws,
+      revisionId: 's4',
+      recordedAt: 500,
+    });
+    await provider.apply(ws, { upserts: [superseded, corrected], deletes: [] });
+    expect(await provider.termStatistics(ws, 'ns_a')).toEqual(
+      expectedStatistics([first, second, third, corrected], 'ns_a'),
+    );
+    const now = await provider.search({ workspaceId: ws, text: 'walks', namespaceIds: ['ns_a'], ...at, knownAt: 600 });
+    expect(now.map((h) => h.revisionId)).toEqual(['s4']);
+    const before = await provider.search({
+      workspaceId: ws,
+      text: 'walks',
+      namespaceIds: ['ns_a'],
+      ...at,
+      knownAt: 400,
+    });
+    expect(before.map((h) => h.revisionId)).toEqual(['s2']);
+
+    // Purging the memory deletes both its revisions: their words leave the statistics ("three" with them).
+    await provider.apply(ws, { upserts: [], deletes: ['s2', 's4'] });
+    const afterPurge = await provider.termStatistics(ws, 'ns_a');
+    expect(afterPurge).toEqual(expectedStatistics([first, third], 'ns_a'));
+    expect(afterPurge.terms.has('three')).toBe(false);
+    expect(afterPurge.terms.get('biscuit')).toBe(1);
+    // Deleting again changes nothing; deleting the rest leaves no trace at all.
+    await provider.apply(ws, { upserts: [], deletes: ['s2', 's4'] });
+    expect(await provider.termStatistics(ws, 'ns_a')).toEqual(afterPurge);
+    await provider.apply(ws, { upserts: [], deletes: ['s1', 's3'] });
+    expect(await provider.termStatistics(ws, 'ns_a')).toEqual({ documents: 0, totalLength: 0, terms: new Map() });
+    expect(await search(ws, 'biscuit')).toEqual([]);
+  });
+
+  it('clears a workspace with its statistics, leaving other workspaces alone', async () => {
+    await provider.apply('ws_keep', { upserts: [doc('Falcon.', { workspaceId: 'ws_keep' })], deletes: [] });
+    await provider.apply('ws_gone', { upserts: [doc('Falcon.', { workspaceId: 'ws_gone' })], deletes: [] });
+    await provider.clear('ws_gone');
+    expect(await provider.termStatistics('ws_gone', 'ns_a')).toEqual({
+      documents: 0,
+      totalLength: 0,
+      terms: new Map(),
+    });
+    expect((await provider.termStatistics('ws_keep', 'ns_a')).documents).toBe(1);
+    expect(await search('ws_keep', 'falcon')).toHaveLength(1);
+  });
+});
+
+describe('lexical arm: identical loads rank identically', () => {
+  const stores: Opened[] = [];
+  beforeAll(async () => {
+    stores.push(await open('pglite'), await open('postgres'), await open('postgres'));
+  });
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it('gives the same hits, scores and order on every database, whatever the revision ids', async () => {
+    const words = ['amber', 'birch', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'harbor', 'islet', 'juniper'];
+    const texts = Array.from(
+      { length: 120 },
+      (_, i) => `${Array.from({ length: 3 + (i % 7) }, (_, k) => words[(i * 3 + k * k) % words.length]).join(' ')}.`,
+    );
+    const queries = ['amber', 'birch cedar', 'harbor islet juniper', 'the grove', 'fjord ember delta amber'];
+    const answers: { ids: string; texts: string }[] = [];
+    for (const [n, s] of stores.entries()) {
+      // The last database gets other revision ids (as two loads through the API would).
+      const idOf = (i: number) => (n < 2 ? `rev_${(i * 37) % 120}_${i}` : `rev_${(i * 53 + 7) % 120}_x${i}`);
+      const documents = texts.map((text, i) => doc(text, { workspaceId: 'ws_same', revisionId: idOf(i) }));
+      const textOf = new Map(documents.map((d) => [d.revisionId, d.text]));
+      // Two batches, split differently per database: the statistics do not depend on batching.
+      const cut = n * 40 + 10;
+      await s.provider.apply('ws_same', { upserts: documents.slice(0, cut), deletes: [] });
+      await s.provider.apply('ws_same', { upserts: documents.slice(cut), deletes: [] });
+      const results = [];
+      for (const text of queries) {
+        results.push(
+          await s.provider.search({ workspaceId: 'ws_same', text, namespaceIds: ['ns_a'], ...at, limit: 100 }),
+        );
+      }
+      answers.push({
+        ids: JSON.stringify(results),
+        texts: JSON.stringify(results.map((hits) => hits.map((h) => [textOf.get(h.revisionId), h.score]))),
+      });
+    }
+    const [first, second, third] = answers as [(typeof answers)[0], (typeof answers)[0], (typeof answers)[0]];
+    expect(JSON.parse(first.ids).every((hits: unknown[]) => hits.length > 0)).toBe(true);
+    expect(second.ids).toBe(first.ids);
+    expect(third.texts).toBe(first.texts);
+  });
+});
