@@ -7,8 +7,8 @@ import {
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
-  type SemanticQuery,
   SearchUnavailableError,
+  type SemanticQuery,
   type VectorBatch,
 } from './provider';
 import { type AnalysedDocument, analyseDocument, analyseQuery } from './text-analysis';
