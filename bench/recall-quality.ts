@@ -20,13 +20,21 @@ import { TokenVerifier } from '@tms/auth';
 import { OPERATIONS_BY_NAME, type Operation } from '@tms/catalog';
 import { type Caller, Domain, type RawInput } from '@tms/domain';
 import { Ledger } from '@tms/ledger';
-import { Indexer, PostgresSearchProvider, type SearchProvider } from '@tms/search';
+import {
+  BuiltinEmbedder,
+  type Embedder,
+  Indexer,
+  PostgresSearchProvider,
+  type SearchProvider,
+  semanticCursorName,
+} from '@tms/search';
 import { createTestDatabase, enrolledSessionCaller, type TestDatabase } from '@tms/testkit';
 import { OkapiBm25 } from './okapi-bm25';
 
 // ---- options --------------------------------------------------------------------------------
 
-const MODES = ['lexical', 'semantic', 'hybrid'] as const;
+/** Recall modes, and `hybrid-rrf`: hybrid with reciprocal rank fusion (k = 60) instead of `DEFAULT_FUSION`. */
+const MODES = ['lexical', 'semantic', 'hybrid', 'hybrid-rrf'] as const;
 type Mode = (typeof MODES)[number];
 type LedgerKind = 'pglite' | 'postgres';
 const MAX_ITEMS = 20;
@@ -256,20 +264,33 @@ function recallBodyFor(mode: Mode): ((body: Record<string, unknown>) => Record<s
 }
 
 /**
- * The domain as the gateway composes it for this bench. Hook for the semantic arm: when the
- * embedder configuration lands, build the domain and indexer here with `semantic: 'on'` and
- * 'off' to measure the write rate (and indexing rate) with the arm on and off.
+ * The domain and its embedded indexer as the gateway composes them (`INDEXER=embedded`, as
+ * `pnpm start` runs): one embedder per process, recall's queries and the indexer's documents;
+ * null leaves the semantic arm off (`EMBEDDER=none`).
  */
-function composeDomain(ledger: Ledger, provider: SearchProvider, _semantic: 'off') {
-  return { domain: new Domain(ledger, new TokenVerifier({}), provider), indexer: new Indexer(ledger, provider) };
+function composeDomain(ledger: Ledger, provider: SearchProvider, embedder: Embedder | null) {
+  return {
+    domain: new Domain(ledger, new TokenVerifier({}), provider, embedder ? { embedder } : {}),
+    indexer: new Indexer(ledger, provider, { pollMs: 200, ...(embedder ? { embedder } : {}) }),
+  };
+}
+
+interface WritePhase {
+  seconds: number;
+  rate: number;
+  /** Commits the semantic arm had not embedded when the writes ended (null: arm off). */
+  semanticLagCommits: number | null;
+  /** Seconds from the end of the writes until the semantic arm had caught up (null: arm off). */
+  catchUpSeconds: number | null;
 }
 
 interface LedgerRun {
   ledger: LedgerKind;
   turns: number;
-  writeSeconds: number;
-  writeRate: number;
-  indexRate: number;
+  /** Writes with the embedded indexer running, the semantic arm on (these are the turns asked). */
+  semanticOn: WritePhase;
+  /** The same writes into another workspace, the semantic arm off. */
+  semanticOff: WritePhase;
   modes: Record<
     string,
     { available: boolean; retrieval?: unknown; latency_ms?: { p50: number; p95: number } } & object
@@ -277,6 +298,106 @@ interface LedgerRun {
   scoreboards: Map<string, Scoreboard>;
   /** Per mode, the ranked turn texts of each question (to compare runs). */
   rankings: Map<string, string[][]>;
+}
+
+type Composed = ReturnType<typeof composeDomain>;
+
+/** Sequence every enabled arm of a workspace has reached (the semantic one when `model` is set). */
+async function armSequences(ledger: Ledger, ws: string, model: string | null) {
+  const of = async (cursor: string) =>
+    (await ledger.stores.indexState.lag(cursor, false)).find((w) => w.workspaceId === ws);
+  const lexical = await of('postgres');
+  const semantic = model ? await of(semanticCursorName('postgres', model)) : undefined;
+  return {
+    head: lexical?.headSequence ?? 0,
+    lexical: lexical?.indexedSequence ?? 0,
+    semantic: model ? (semantic?.indexedSequence ?? 0) : null,
+  };
+}
+
+/**
+ * Writes every turn (one evidence row and one memory citing it) into a new workspace while the
+ * composed indexer runs, as the gateway's embedded indexer does; then waits for both arms.
+ */
+async function writePhase(
+  kind: LedgerKind,
+  label: 'on' | 'off',
+  composed: Composed,
+  ledger: Ledger,
+  caller: Caller,
+  conversations: Conversation[],
+  log: (line: string) => void,
+  model: string | null,
+) {
+  const { domain, indexer } = composed;
+  const ws = (await call(domain, caller, 'workspaces.create', { body: { name: `locomo-semantic-${label}` } }, null))
+    .workspace.id as string;
+  const jobs: { namespaceId: string; sampleId: string; turn: Turn }[] = [];
+  const namespaceOf = new Map<string, string>();
+  for (const c of conversations) {
+    const ns = (await call(domain, caller, 'namespaces.create', { body: { parent_id: null, name: c.sampleId } }, ws))
+      .namespace.id as string;
+    namespaceOf.set(c.sampleId, ns);
+    for (const turn of c.turns) jobs.push({ namespaceId: ns, sampleId: c.sampleId, turn });
+  }
+  const running = indexer.run();
+  const turnOfMemory = new Map<string, Turn>();
+  let next = 0;
+  const writeStart = performance.now();
+  await Promise.all(
+    Array.from({ length: WRITE_CONCURRENCY }, async () => {
+      for (let i = next++; i < jobs.length; i = next++) {
+        const { namespaceId, sampleId, turn } = jobs[i] as (typeof jobs)[number];
+        const evidence = await call(
+          domain,
+          caller,
+          'evidence.create',
+          {
+            body: {
+              namespace_id: namespaceId,
+              source_locator: `locomo://${sampleId}/${turn.diaId}`,
+              content_root_sha256: crypto.createHash('sha256').update(turn.text).digest('hex'),
+              excerpt: turn.text,
+            },
+          },
+          ws,
+        );
+        const body = {
+          namespace_id: namespaceId,
+          kind: 'episode',
+          text: turn.text,
+          valid_from: turn.validFrom,
+          evidence_ids: [evidence.evidence.id],
+        };
+        const created = await call(domain, caller, 'memories.create', { body }, ws);
+        turnOfMemory.set(created.memory.id, turn);
+      }
+    }),
+  );
+  const seconds = (performance.now() - writeStart) / 1000;
+  const atEnd = await armSequences(ledger, ws, model);
+  const semanticLagCommits = atEnd.semantic === null ? null : atEnd.head - atEnd.semantic;
+  log(
+    `${kind}: semantic arm ${label}: wrote ${jobs.length} turns in ${seconds.toFixed(1)} s (${(jobs.length / seconds).toFixed(1)}/s); ` +
+      `at the end lexical ${atEnd.head - atEnd.lexical} commits behind, semantic ${semanticLagCommits ?? 'off'}`,
+  );
+  const catchUpStart = performance.now();
+  for (;;) {
+    const now = await armSequences(ledger, ws, model);
+    if (now.lexical >= now.head && (now.semantic === null || now.semantic >= now.head)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const catchUpSeconds = (performance.now() - catchUpStart) / 1000;
+  log(`${kind}: semantic arm ${label}: both arms caught up ${catchUpSeconds.toFixed(1)} s after the writes`);
+  indexer.stop();
+  await running;
+  const phase: WritePhase = {
+    seconds,
+    rate: jobs.length / seconds,
+    semanticLagCommits,
+    catchUpSeconds: model ? catchUpSeconds : null,
+  };
+  return { ws, namespaceOf, turnOfMemory, phase };
 }
 
 async function runOnLedger(
@@ -295,115 +416,80 @@ async function runOnLedger(
   }
   try {
     await ledger.migrate();
-    const provider = new PostgresSearchProvider(ledger.handle.db);
+    const provider = new PostgresSearchProvider(ledger.handle.db, { hnsw: ledger.driver === 'postgres' });
     await provider.prepare();
-    const { domain, indexer } = composeDomain(ledger, provider, 'off');
     const caller: Caller = await enrolledSessionCaller(ledger, 'bench', 'bench-user');
-    const ws = (await call(domain, caller, 'workspaces.create', { body: { name: 'locomo' } }, null)).workspace.id;
-
-    // 1. Writes: per turn one evidence row and one memory citing it.
-    const jobs: { namespaceId: string; sampleId: string; turn: Turn }[] = [];
-    const namespaceOf = new Map<string, string>();
-    for (const c of conversations) {
-      const ns = (await call(domain, caller, 'namespaces.create', { body: { parent_id: null, name: c.sampleId } }, ws))
-        .namespace.id as string;
-      namespaceOf.set(c.sampleId, ns);
-      for (const turn of c.turns) jobs.push({ namespaceId: ns, sampleId: c.sampleId, turn });
-    }
-    const turnOfMemory = new Map<string, Turn>();
-    let next = 0;
-    const writeStart = performance.now();
-    await Promise.all(
-      Array.from({ length: WRITE_CONCURRENCY }, async () => {
-        for (let i = next++; i < jobs.length; i = next++) {
-          const { namespaceId, sampleId, turn } = jobs[i] as (typeof jobs)[number];
-          const evidence = await call(
-            domain,
-            caller,
-            'evidence.create',
-            {
-              body: {
-                namespace_id: namespaceId,
-                source_locator: `locomo://${sampleId}/${turn.diaId}`,
-                content_root_sha256: crypto.createHash('sha256').update(turn.text).digest('hex'),
-                excerpt: turn.text,
-              },
-            },
-            ws,
-          );
-          const body = {
-            namespace_id: namespaceId,
-            kind: 'episode',
-            text: turn.text,
-            valid_from: turn.validFrom,
-            evidence_ids: [evidence.evidence.id],
-          };
-          const created = await call(domain, caller, 'memories.create', { body }, ws);
-          turnOfMemory.set(created.memory.id, turn);
-        }
-      }),
-    );
-    const writeSeconds = (performance.now() - writeStart) / 1000;
-    log(`${kind}: wrote ${jobs.length} turns in ${writeSeconds.toFixed(1)} s`);
-
-    // 2. Index everything.
-    const indexStart = performance.now();
-    const commits = await indexer.catchUp();
-    const indexSeconds = (performance.now() - indexStart) / 1000;
-    log(`${kind}: indexed ${commits} commits in ${indexSeconds.toFixed(1)} s`);
-
-    // 3. Ask every question in every mode.
-    const run: LedgerRun = {
-      ledger: kind,
-      turns: jobs.length,
-      writeSeconds,
-      writeRate: jobs.length / writeSeconds,
-      indexRate: commits / indexSeconds,
-      modes: {},
-      scoreboards: new Map(),
-      rankings: new Map(),
-    };
-    for (const mode of modes) {
-      const bodyFor = recallBodyFor(mode);
-      if (!bodyFor) {
-        run.modes[mode] = { available: false };
-        continue;
-      }
-      const board = new Scoreboard();
-      const rankings: string[][] = [];
-      const latencies: number[] = [];
-      let retrieval: unknown;
-      for (const c of conversations) {
-        for (const q of c.questions) {
-          const body = bodyFor({
-            namespace_ids: [namespaceOf.get(c.sampleId)],
-            query: q.text,
-            budget: { max_items: MAX_ITEMS, max_context_chars: 1_048_576 },
-          });
-          const start = performance.now();
-          const answer = await call(domain, caller, 'recall', { body }, ws);
-          latencies.push(performance.now() - start);
-          retrieval ??= answer.retrieval;
-          const turns = (answer.items as { memory: { id: string } }[]).map((item) => turnOfMemory.get(item.memory.id));
-          board.add(
-            q.category,
-            q.gold,
-            turns.map((t) => t?.diaId ?? '?'),
-          );
-          // Compared by text: turns of identical text are one document to any ranking.
-          rankings.push(turns.map((t) => t?.text ?? '?'));
-        }
-      }
-      latencies.sort((a, b) => a - b);
-      run.modes[mode] = {
-        available: true,
-        ...(retrieval === undefined ? {} : { retrieval }),
-        latency_ms: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+    const embedder = new BuiltinEmbedder();
+    const embedderStart = performance.now();
+    await embedder.start();
+    log(`${kind}: builtin embedder started in ${((performance.now() - embedderStart) / 1000).toFixed(1)} s`);
+    try {
+      // 1. The writes, with the embedded indexer running: first with the semantic arm on (the
+      //    turns asked below), then the same turns into another workspace with it off.
+      const on = composeDomain(ledger, provider, embedder);
+      const written = await writePhase(kind, 'on', on, ledger, caller, conversations, log, embedder.model);
+      const off = composeDomain(ledger, provider, null);
+      const writtenOff = await writePhase(kind, 'off', off, ledger, caller, conversations, log, null);
+      const { domain } = on;
+      const rrfDomain = new Domain(ledger, new TokenVerifier({}), provider, { embedder, fusion: 'rrf' });
+      const { ws, namespaceOf, turnOfMemory } = written;
+      // 3. Ask every question in every mode.
+      const run: LedgerRun = {
+        ledger: kind,
+        turns: turnOfMemory.size,
+        semanticOn: written.phase,
+        semanticOff: writtenOff.phase,
+        modes: {},
+        scoreboards: new Map(),
+        rankings: new Map(),
       };
-      run.scoreboards.set(mode, board);
-      run.rankings.set(mode, rankings);
+      for (const mode of modes) {
+        const bodyFor = recallBodyFor(mode === 'hybrid-rrf' ? 'hybrid' : mode);
+        const asker = mode === 'hybrid-rrf' ? rrfDomain : domain;
+        if (!bodyFor) {
+          run.modes[mode] = { available: false };
+          continue;
+        }
+        const board = new Scoreboard();
+        const rankings: string[][] = [];
+        const latencies: number[] = [];
+        let retrieval: unknown;
+        for (const c of conversations) {
+          for (const q of c.questions) {
+            const body = bodyFor({
+              namespace_ids: [namespaceOf.get(c.sampleId)],
+              query: q.text,
+              budget: { max_items: MAX_ITEMS, max_context_chars: 1_048_576 },
+            });
+            const start = performance.now();
+            const answer = await call(asker, caller, 'recall', { body }, ws);
+            latencies.push(performance.now() - start);
+            retrieval ??= answer.retrieval;
+            const turns = (answer.items as { memory: { id: string } }[]).map((item) =>
+              turnOfMemory.get(item.memory.id),
+            );
+            board.add(
+              q.category,
+              q.gold,
+              turns.map((t) => t?.diaId ?? '?'),
+            );
+            // Compared by text: turns of identical text are one document to any ranking.
+            rankings.push(turns.map((t) => t?.text ?? '?'));
+          }
+        }
+        latencies.sort((a, b) => a - b);
+        run.modes[mode] = {
+          available: true,
+          ...(retrieval === undefined ? {} : { retrieval }),
+          latency_ms: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+        };
+        run.scoreboards.set(mode, board);
+        run.rankings.set(mode, rankings);
+      }
+      return run;
+    } finally {
+      await embedder.close();
     }
-    return run;
   } finally {
     await ledger.close();
     await database?.drop();
@@ -485,7 +571,9 @@ async function main() {
   lines.push('');
   for (const run of runs) {
     lines.push(
-      `${run.ledger}: write rate ${run.writeRate.toFixed(0)} turns/s (evidence.create + memories.create each, ${WRITE_CONCURRENCY} concurrent, semantic arm off; on: n/a until the embedder configuration lands, see composeDomain), indexing ${run.indexRate.toFixed(0)} commits/s`,
+      `${run.ledger}: write rate with the embedded indexer running (${WRITE_CONCURRENCY} concurrent, evidence.create + memories.create a turn): ` +
+        `semantic arm on ${run.semanticOn.rate.toFixed(1)} turns/s, off ${run.semanticOff.rate.toFixed(1)} turns/s (on/off ${(run.semanticOn.rate / run.semanticOff.rate).toFixed(2)}x); ` +
+        `semantic arm ${run.semanticOn.semanticLagCommits} commits behind when the writes ended, caught up ${run.semanticOn.catchUpSeconds?.toFixed(1)} s later`,
     );
     for (const [mode, m] of Object.entries(run.modes)) {
       if (m.retrieval !== undefined) lines.push(`  ${mode} retrieval: ${JSON.stringify(m.retrieval)}`);
@@ -517,9 +605,8 @@ async function main() {
         runs.map((run) => [
           run.ledger,
           {
-            write_rate_turns_per_second: run.writeRate,
-            semantic_arm_on_write_rate: null,
-            index_rate_commits_per_second: run.indexRate,
+            write_semantic_on: run.semanticOn,
+            write_semantic_off: run.semanticOff,
             modes: Object.fromEntries(
               options.modes.map((mode) => {
                 const m = run.modes[mode];

@@ -22,7 +22,7 @@ describe('the builtin embedder in a build', () => {
     // Run from elsewhere, as a deployment would: nothing may resolve through the repository's own layout.
     const { stdout } = await promisify(execFile)(process.execPath, [bundles.probe], { cwd: scratch, timeout: 60_000 });
     const report = JSON.parse(stdout.trim()) as { dimensions: number; model: string; nice: number; command: string[] };
-    expect(report).toMatchObject({ dimensions: 512, model: 'builtin:use-lite@512', nice: 10 });
+    expect(report).toMatchObject({ dimensions: 512, model: 'builtin:use-lite@512', nice: 19 });
     expect(report.command).toContain(path.join(outDir, 'bin', 'builtin-embedder-worker.mjs'));
   });
 });

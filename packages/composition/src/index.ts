@@ -299,7 +299,8 @@ export function checkDomainEnv(env: DomainConfig & EmbedderConfig, ctx: z.Refine
 export function searchProviderFor(config: DomainConfig, ledger: Ledger): SearchProvider {
   switch (config.SEARCH_PROVIDER) {
     case 'postgres':
-      return new PostgresSearchProvider(ledger.handle.db);
+      // The embedded ledger's one connection would wait on HNSW inserts: pgvector scans exactly there.
+      return new PostgresSearchProvider(ledger.handle.db, { hnsw: ledger.driver === 'postgres' });
     case 'meilisearch':
       return new MeilisearchProvider(config.MEILI_URL as string, meiliApiKeyOf(config));
     case 'none':

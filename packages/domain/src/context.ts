@@ -1,5 +1,5 @@
 import type { CommitStamp, Stores } from '@tms/ledger';
-import type { SearchProvider } from '@tms/search';
+import type { FusionMethod, SearchProvider } from '@tms/search';
 import type { WorkspaceAccess } from './access';
 import type { Caller } from './caller';
 import type { CommitWatch } from './commit-watch';
@@ -13,6 +13,8 @@ import type { QueryVectors } from './query-vectors';
 export interface DomainSettings {
   /** WEBHOOKS_ALLOW_PRIVATE=1: webhooks may target loopback and private addresses, and use http there. */
   allowPrivateWebhookTargets: boolean;
+  /** How hybrid recall fuses its two rankings (`DEFAULT_FUSION`; the quality benchmark compares both). */
+  fusion: FusionMethod;
 }
 
 /** How a recall answered (decisions §5): the `status` of its output. */

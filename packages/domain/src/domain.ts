@@ -17,7 +17,7 @@ import {
   workspaceIdSchema,
 } from '@tms/catalog';
 import type { ActorRow, CommitStamp, IdempotencyRecord, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
-import type { Embedder, SearchProvider } from '@tms/search';
+import { DEFAULT_FUSION, type Embedder, type FusionMethod, type SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
 import { canonicalJson } from './canonical-json';
@@ -105,6 +105,8 @@ export interface DomainOptions {
   observer?: DomainObserver;
   /** Embeds recall's queries for the semantic arm; none, or kind `none`: the semantic arm is off. */
   embedder?: Embedder | null;
+  /** Hybrid recall's fusion; absent: `DEFAULT_FUSION` (`pnpm bench:recall` sets it to compare). */
+  fusion?: FusionMethod;
 }
 
 export class Domain {
@@ -129,7 +131,10 @@ export class Domain {
     options: DomainOptions = {},
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
-    this.settings = { allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false };
+    this.settings = {
+      allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false,
+      fusion: options.fusion ?? DEFAULT_FUSION,
+    };
     this.observer = options.observer ?? {};
     const embedder = options.embedder ?? null;
     this.queryVectors = embedder && embedder.kind !== 'none' ? new QueryVectors(embedder) : null;

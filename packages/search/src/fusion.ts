@@ -26,7 +26,7 @@ export type FusionMethod = 'rrf' | 'weighted';
  * The fusion recall uses. One constant so that the quality benchmark (`pnpm bench:recall`)
  * decides it: switch it and rerun the benchmark.
  */
-export const DEFAULT_FUSION: FusionMethod = 'rrf';
+export const DEFAULT_FUSION: FusionMethod = 'weighted';
 
 /** Reciprocal rank fusion's damping constant (Cormack et al.: 60 works across collections). */
 export const RRF_K = 60;
@@ -67,7 +67,7 @@ export function fuseRankings(rankings: Rankings, method: FusionMethod = DEFAULT_
       entry.score += contribution[index] ?? 0;
     });
   }
-  return [...fused.values()].sort(byScoreThenRevision);
+  return [...fused.values()].sort(byScoreThenRanks);
 }
 
 /** Each arm's candidate order as the arm gave it, a memory kept at its first place only. */
@@ -99,7 +99,17 @@ function minMaxContributions(ranked: readonly RankedCandidate[], arm: Arm): numb
   return scores.map((score) => weight * (max > min ? (score - min) / (max - min) : 1));
 }
 
-function byScoreThenRevision(a: FusedCandidate, b: FusedCandidate): number {
+/**
+ * Higher fused score first; equal scores (RRF gives one to a memory at rank r of either arm alone)
+ * by the lexical rank, then the semantic rank (absent last): the arms' own orders are
+ * deterministic, so the fused order is too. Revision ids (random) only part what nothing else does.
+ */
+function byScoreThenRanks(a: FusedCandidate, b: FusedCandidate): number {
   if (a.score !== b.score) return b.score - a.score;
+  for (const arm of ARMS) {
+    const ra = a.ranks[arm] ?? Number.POSITIVE_INFINITY;
+    const rb = b.ranks[arm] ?? Number.POSITIVE_INFINITY;
+    if (ra !== rb) return ra - rb;
+  }
   return a.revisionId < b.revisionId ? -1 : a.revisionId > b.revisionId ? 1 : 0;
 }

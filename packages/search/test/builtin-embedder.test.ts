@@ -63,16 +63,16 @@ describe('the builtin embedder', () => {
     expect(dot(batch[7] as Float32Array, batch[7] as Float32Array)).toBeCloseTo(1, 4);
   });
 
-  it('runs the model in a child process whose every thread is niced to 10', async () => {
+  it('runs the model in a child process whose every thread is niced to 19', async () => {
     await embedder.start();
     const pid = embedder.pid as number;
     expect(pid).toBeGreaterThan(0);
     expect(pid).not.toBe(process.pid);
-    expect(niceOf(`/proc/${pid}/stat`)).toBe(10);
+    expect(niceOf(`/proc/${pid}/stat`)).toBe(19);
     const tasks = fs.readdirSync(`/proc/${pid}/task`);
     expect(tasks.length).toBeGreaterThan(1);
-    for (const tid of tasks) expect(niceOf(`/proc/${pid}/task/${tid}/stat`)).toBe(10);
-    expect(niceOf(`/proc/${process.pid}/stat`)).toBeLessThan(10);
+    for (const tid of tasks) expect(niceOf(`/proc/${pid}/task/${tid}/stat`)).toBe(19);
+    expect(niceOf(`/proc/${process.pid}/stat`)).toBeLessThan(19);
   });
 
   it('answers a query submitted while documents are queued before those documents finish', async () => {

@@ -8,7 +8,7 @@ const lexical = [hit('a', 9), hit('b', 5), hit('c', 1)];
 const semantic = [hit('c', 0.9), hit('d', 0.8), hit('a', 0.1)];
 
 describe('reciprocal rank fusion (k = 60)', () => {
-  it('sums 1 / (60 + rank) over the arms, ties broken by revision id', () => {
+  it('sums 1 / (60 + rank) over the arms, ties broken by the lexical rank, then the semantic rank', () => {
     expect(RRF_K).toBe(60);
     const fused = fuseRankings({ lexical, semantic }, 'rrf');
     // a: 1/61 + 1/63 and c: 1/63 + 1/61 tie; so do b (1/62) and d (1/62).
@@ -77,11 +77,12 @@ describe('either fusion', () => {
     },
   );
 
-  it.each(['rrf', 'weighted'] as const)('%s: deterministic whatever the input order of equal candidates', (method) => {
+  it.each(['rrf', 'weighted'] as const)("%s: equal scores go by the arms' ranks, never by the random ids", (method) => {
     const one = fuseRankings({ lexical: [hit('p', 1)], semantic: [hit('q', 1)] }, method);
     const other = fuseRankings({ lexical: [hit('q', 1)], semantic: [hit('p', 1)] }, method);
+    // Both tie; the lexical arm's candidate comes first, whatever its revision id.
     expect(one.map((f) => f.revisionId)).toEqual(['rev_p', 'rev_q']);
-    expect(other.map((f) => f.revisionId)).toEqual(['rev_p', 'rev_q']);
+    expect(other.map((f) => f.revisionId)).toEqual(['rev_q', 'rev_p']);
   });
 
   it('nothing in, nothing out; the default is one of the two', () => {

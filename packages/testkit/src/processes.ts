@@ -39,7 +39,7 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(base)) {
     if (
-      /^(DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SEARCH_PROVIDER|MEILI_.*|SESSION_.*|OAUTH_.*|JWKS_.*|RATE_LIMIT.*|PORT|HOST|LOG_LEVEL|GRAPHIQL|INDEXER.*|WEBHOOK.*|TMS_.*|OTEL_.*)$/.test(
+      /^(DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SEARCH_PROVIDER|MEILI_.*|SESSION_.*|OAUTH_.*|JWKS_.*|RATE_LIMIT.*|PORT|HOST|LOG_LEVEL|GRAPHIQL|INDEXER.*|EMBEDDER|EMBEDDINGS_.*|WEBHOOK.*|TMS_.*|OTEL_.*)$/.test(
         key,
       )
     ) {

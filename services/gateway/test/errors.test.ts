@@ -67,7 +67,9 @@ describe.each(DRIVERS)('error answers (%s)', (driver) => {
     expectError(await h.api.call('DELETE', '/v1/memories/x'), 'method_not_allowed', { allow: ['GET'] });
     expectError(await h.api.call('PUT', '/v1/workspaces'), 'method_not_allowed', { allow: ['GET', 'POST'] });
     expectError(await h.api.call('DELETE', '/v1/namespaces/ns_1'), 'method_not_allowed', { allow: ['GET', 'PATCH'] });
-    expectError(await admin.call('GET', `/v1/namespaces/${ns.id}/grants`), 'method_not_allowed', { allow: ['PUT'] });
+    expectError(await admin.call('POST', `/v1/namespaces/${ns.id}/grants`, { body: {} }), 'method_not_allowed', {
+      allow: ['GET', 'PUT'],
+    });
     expectError(await admin.call('POST', '/v1/me', { body: {} }), 'method_not_allowed', { allow: ['GET'] });
   });
 

@@ -81,6 +81,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...issuer.env(),
     // No background indexer unless a test asks for one: it would add SQL to query counts.
     INDEXER: 'external',
+    // No builtin model unless a test asks for one: its child process costs each gateway about two
+    // seconds of CPU to load. The semantic arm's tests set EMBEDDER themselves.
+    EMBEDDER: 'none',
     ...(options.env ?? {}),
   });
   if (database && options.migrate !== false) {

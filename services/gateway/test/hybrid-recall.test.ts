@@ -254,14 +254,19 @@ describe.each(DRIVERS)('hybrid recall with an OpenAI-compatible embedder on loop
       expect(item.ranks.lexical).toBeNull();
       expect(item.ranks.semantic).toBe(semantic.items.findIndex((s: any) => s.memory.id === item.memory.id) + 1);
     }
-    // Reciprocal rank fusion: rank 1 in one arm is 1/61, whichever arm.
-    expect(rest.items.map((i: any) => i.score)).toEqual([1 / 61, 1 / 61, 1 / 62]);
+    // The weighted fusion: each arm's scores min-max normalised, times 0.5: an arm's best is 0.5
+    // (the park is the lexical arm's only candidate), a lower one less; equal scores go to the
+    // lexical arm's candidate first.
+    expect(rest.items.map((i: any) => i.score).slice(0, 2)).toEqual([0.5, 0.5]);
+    expect(rest.items[0].memory.id).toBe(park.memory.id);
+    expect(rest.items[2].score).toBeGreaterThan(0);
+    expect(rest.items[2].score).toBeLessThan(0.5);
 
     // Asked deeper, the park is found by both arms and rises above notes only one arm found.
     const deep = (await api.post('/v1/recall', { ...body, budget: { max_items: 8 } })).body;
     expect(deep.items[0].memory.id).toBe(park.memory.id);
     expect(deep.items[0].ranks).toEqual({ lexical: 1, semantic: 8 });
-    expect(deep.items[0].score).toBe(1 / 61 + 1 / 68);
+    expect(deep.items[0].score).toBeGreaterThanOrEqual(0.5);
   });
 
   it('filters inside both arms: a correction by its known_at, never a purged memory, never an unreadable namespace', async () => {
@@ -393,8 +398,8 @@ describe.each(DRIVERS)('hybrid recall with an OpenAI-compatible embedder on loop
 describe.each(DRIVERS)('hybrid recall with the builtin embedder (%s)', (driver) => {
   let h: Harness;
   beforeAll(async () => {
-    // EMBEDDER left at its default: the builtin model, in a child process of the gateway.
-    h = await startHarness({ driver, env: { INDEXER: 'embedded' } });
+    // The default embedder of a deployment: the builtin model, in a child process of the gateway.
+    h = await startHarness({ driver, env: { INDEXER: 'embedded', EMBEDDER: 'builtin' } });
   });
   afterAll(() => h?.close());
 
@@ -430,6 +435,6 @@ describe.each(DRIVERS)('hybrid recall with the builtin embedder (%s)', (driver) 
     const both = (await api.post('/v1/recall', { namespace_ids: [ns], query: 'green tea', mode: 'hybrid' })).body;
     expect(both.items[0].memory.id).toBe(idOf['Ana prefers green tea.']);
     expect(both.items[0].ranks).toEqual({ lexical: 1, semantic: 1 });
-    expect(both.items[0].score).toBe(2 / 61);
+    expect(both.items[0].score).toBe(1);
   });
 });

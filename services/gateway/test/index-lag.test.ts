@@ -66,7 +66,8 @@ describe('the search index on Postgres (decisions §9)', () => {
   it('warns and shows the lag on /metrics when no indexer advances a workspace, then says it caught up', async () => {
     h = await startHarness({
       driver: 'postgres',
-      env: { INDEXER: 'external', INDEX_STALL_SECONDS: '1' },
+      // The builtin embedder gives the semantic arm its own series; no model loads (nothing embeds).
+      env: { INDEXER: 'external', INDEX_STALL_SECONDS: '1', EMBEDDER: 'builtin' },
       lagWatch: true,
     });
     const harness = h;
@@ -89,7 +90,7 @@ describe('the search index on Postgres (decisions §9)', () => {
     expect(gauge(during, 'tms_indexer_lag_commits')).toBeGreaterThanOrEqual(3);
     expect(gauge(during, 'tms_indexer_lag_seconds')).toBeGreaterThanOrEqual(1);
     expect(gauge(during, 'tms_indexer_stalled_workspaces')).toBeGreaterThanOrEqual(1);
-    // The semantic arm (EMBEDDER defaults to builtin) has its own series: no indexer embeds either.
+    // The semantic arm has its own series: no indexer embeds either.
     expect(gauge(idle, 'tms_indexer_lag_commits', 'semantic')).toBe(0);
     expect(gauge(during, 'tms_indexer_lag_commits', 'semantic')).toBeGreaterThanOrEqual(3);
     // Repeated only every few minutes, not on every check.

@@ -20,7 +20,8 @@ function example(name: string): string {
 describe('README examples', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ driver: 'pglite', env: { INDEXER: 'embedded' } });
+    // As `pnpm start` runs: the embedded indexer and the builtin embedder (the recall example matches by meaning).
+    h = await startHarness({ driver: 'pglite', env: { INDEXER: 'embedded', EMBEDDER: 'builtin' } });
   });
   afterAll(() => h?.close());
 
@@ -38,6 +39,9 @@ describe('README examples', () => {
     expect(stdout).toContain('"verified"');
     expect(stdout).toContain('"status": "complete"');
     expect(stdout).toContain('"Ana ordered mint tea at the cafe."');
+    // "hot drinks" shares no word with the memories: they are found by meaning alone.
+    expect(stdout).toMatch(/"lexical": null,\s*"semantic": 1\b/);
+    expect(stdout).toMatch(/"retrieval": \{\s*"mode": "hybrid",\s*"lexical": "ok",\s*"semantic": "ok"/);
     expect(stdout).toContain('"status": "asserted"');
     expect(stdout).toContain('"text": "Ana prefers green tea."');
     expect(stdout).toContain('"commit": null');

@@ -15,7 +15,7 @@ const budget = { max_items: 10, max_context_chars: 10000 };
 describe.each(DRIVERS)('recall with the embedded indexer (%s)', (driver) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ driver, env: { INDEXER: 'embedded' } });
+    h = await startHarness({ driver, env: { INDEXER: 'embedded', EMBEDDER: 'builtin' } });
   });
   afterAll(() => h?.close());
 

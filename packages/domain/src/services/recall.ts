@@ -128,10 +128,12 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
   const degraded = failed;
   let candidates: { fused: FusedCandidate; revision: RevisionRow }[];
   if (answered) {
-    candidates = fuseRankings({ lexical: lexical.ranked, semantic: semantic.ranked }).flatMap((fused) => {
-      const revision = ledger.approved(fused.memoryId);
-      return revision ? [{ fused, revision }] : [];
-    });
+    candidates = fuseRankings({ lexical: lexical.ranked, semantic: semantic.ranked }, ctx.settings.fusion).flatMap(
+      (fused) => {
+        const revision = ledger.approved(fused.memoryId);
+        return revision ? [{ fused, revision }] : [];
+      },
+    );
   } else {
     candidates = degraded ? await ledgerScan(ctx, input, filters, wanted) : [];
   }

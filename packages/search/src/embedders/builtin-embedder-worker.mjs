@@ -44,7 +44,7 @@ function normalise(values) {
   return vector;
 }
 
-const niceness = Number(process.argv[2] ?? 10);
+const niceness = Number(process.argv[2] ?? 19);
 lowerPriority(niceness);
 // The gateway went away (crash, SIGKILL): nothing would ever read this process's answers.
 process.on('disconnect', () => process.exit(0));

@@ -13,7 +13,7 @@ export const BUILTIN_DIMENSIONS = 512;
 export const BUILTIN_WORKER_FILE = 'builtin-embedder-worker.mjs';
 
 export interface BuiltinEmbedderOptions {
-  /** The child's nice value (every thread of it): above the gateway's, so requests go first. Default 10. */
+  /** The child's nice value (every thread of it): above the gateway's, so requests go first. Default 19, the lowest priority: the model only gets CPU that requests leave idle. */
   niceness?: number;
   /** Most texts sent to the child at once; a query waits for at most one such chunk. Default 8. */
   chunkTexts?: number;
@@ -145,7 +145,7 @@ export class BuiltinEmbedder implements Embedder {
   private loadMs: number | null = null;
 
   constructor(options: BuiltinEmbedderOptions = {}) {
-    this.niceness = options.niceness ?? 10;
+    this.niceness = options.niceness ?? 19;
     this.chunkTexts = options.chunkTexts ?? 8;
     this.chunkCharacters = options.chunkCharacters ?? 2000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 60_000;
