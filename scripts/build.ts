@@ -72,8 +72,11 @@ export const CHILD_ENTRY_POINTS = {
 
 const BUILTINS = new Set(builtinModules);
 
-/** Linked even into self-contained bundles: PGlite reads its wasm and data files from its package. */
-const ALWAYS_LINKED = new Set(['@electric-sql/pglite']);
+/**
+ * Linked even into self-contained bundles: PGlite reads its wasm and data files from its package,
+ * and its pgvector extension its `vector.tar.gz` from its own.
+ */
+const ALWAYS_LINKED = new Set(['@electric-sql/pglite', '@electric-sql/pglite-pgvector']);
 
 /** Bundled CommonJS code may `require` Node's modules; an ESM bundle has no `require` of its own. */
 const REQUIRE_SHIM =

@@ -254,13 +254,11 @@ describe.each(DRIVERS)('hybrid recall with an OpenAI-compatible embedder on loop
       expect(item.ranks.lexical).toBeNull();
       expect(item.ranks.semantic).toBe(semantic.items.findIndex((s: any) => s.memory.id === item.memory.id) + 1);
     }
-    // The weighted fusion: each arm's scores min-max normalised, times 0.5: an arm's best is 0.5
-    // (the park is the lexical arm's only candidate), a lower one less; equal scores go to the
-    // lexical arm's candidate first.
-    expect(rest.items.map((i: any) => i.score).slice(0, 2)).toEqual([0.5, 0.5]);
+    // The weighted fusion: each arm's scores min-max normalised, times 0.5; an arm whose scores are
+    // all equal (the park is the lexical arm's only candidate; the notes tie in the semantic arm)
+    // counts 1 each. Equal fused scores go to the lexical arm's candidate first.
+    expect(rest.items.map((i: any) => i.score)).toEqual([0.5, 0.5, 0.5]);
     expect(rest.items[0].memory.id).toBe(park.memory.id);
-    expect(rest.items[2].score).toBeGreaterThan(0);
-    expect(rest.items[2].score).toBeLessThan(0.5);
 
     // Asked deeper, the park is found by both arms and rises above notes only one arm found.
     const deep = (await api.post('/v1/recall', { ...body, budget: { max_items: 8 } })).body;
