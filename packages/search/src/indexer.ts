@@ -2,7 +2,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { COMMIT_CHANNEL, type Ledger, type RevisionRow, type Stores } from '@tms/ledger';
 import type { Embedder } from './embedders/embedder';
 import type { SearchDocument, SearchProvider } from './provider';
-import { SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';
+import { revisionMetadata, SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';
 
 export interface IndexerOptions {
   /** Commits per batch. */
@@ -38,18 +38,7 @@ export interface BatchReport {
 }
 
 function toDocument(row: RevisionRow): SearchDocument {
-  return {
-    workspaceId: row.workspaceId,
-    revisionId: row.id,
-    memoryId: row.memoryId,
-    namespaceId: row.namespaceId,
-    kind: row.kind,
-    text: row.text ?? '',
-    validFrom: row.validFrom,
-    validTo: row.validTo,
-    recordedAt: row.recordedAt,
-    recordedUntil: row.recordedUntil,
-  };
+  return { ...revisionMetadata(row), text: row.text ?? '' };
 }
 
 /**

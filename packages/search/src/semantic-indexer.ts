@@ -27,7 +27,8 @@ export interface SemanticBatchReport {
   indexedSequence: number;
 }
 
-function metadataOf(row: RevisionRow): VectorMetadata {
+/** A revision's identity and filter columns, as both arms index them (the lexical arm adds the text). */
+export function revisionMetadata(row: RevisionRow): VectorMetadata {
   return {
     workspaceId: row.workspaceId,
     revisionId: row.id,
@@ -135,7 +136,7 @@ export class SemanticIndexer {
         live.map((r) => r.id),
       ),
     );
-    const updates = live.filter((r) => embedded.has(r.id)).map(metadataOf);
+    const updates = live.filter((r) => embedded.has(r.id)).map(revisionMetadata);
     const fresh = live.filter((r) => !embedded.has(r.id));
     // Deletions and metadata first: a purge never waits behind the embedder.
     if (deletes.length || updates.length) {
@@ -152,7 +153,7 @@ export class SemanticIndexer {
         if (!vector || vector.length !== dimensions) {
           throw new Error(`embedder ${model} returned ${vector?.length ?? 'no'} dimensions, not ${dimensions}`);
         }
-        return { ...metadataOf(r), vector };
+        return { ...revisionMetadata(r), vector };
       });
       await this.provider.applyVectors(workspaceId, { model, dimensions, upserts, updates: [], deletes: [] });
     }
