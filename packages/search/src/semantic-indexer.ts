@@ -85,7 +85,16 @@ export class SemanticIndexer {
     return total;
   }
 
-  /** One batch of one workspace; 0 when nothing was left or another indexer holds it. */
+  /**
+   * One batch of one workspace; 0 when nothing was left or another indexer holds it.
+   *
+   * No transaction spans the embedding, which takes seconds at the model's low priority: on
+   * Postgres a transaction held that long would keep a pool connection from the writers and hold
+   * back the cleanup of the rows every write updates. The batch is planned from committed rows,
+   * embedded outside any transaction, then stored with the cursor's advance in one short
+   * transaction that first checks the cursor has not moved (another indexer did the batch: its
+   * vectors are the same, ours are dropped).
+   */
   indexBatch(workspaceId: string): Promise<number> {
     return trace.getTracer('tms-indexer').startActiveSpan(
       'embed batch',
@@ -98,11 +107,7 @@ export class SemanticIndexer {
       },
       async (span) => {
         try {
-          const report = this.exclusive
-            ? await this.ledger.transaction(async (stores) =>
-                (await stores.indexState.tryClaim(workspaceId, 'semantic')) ? this.batch(stores, workspaceId) : null,
-              )
-            : await this.batch(this.ledger.stores, workspaceId);
+          const report = await this.batch(workspaceId);
           if (!report) return 0;
           span.setAttribute('tms.commits', report.commits);
           span.setAttribute('tms.embedded', report.embedded);
@@ -118,54 +123,84 @@ export class SemanticIndexer {
     );
   }
 
-  private async batch(stores: Stores, workspaceId: string): Promise<SemanticBatchReport | null> {
-    const from = await stores.indexState.indexedSequence(workspaceId, this.cursor);
-    const commits = await stores.commits.after(workspaceId, from, this.batchSize);
-    const last = commits.at(-1);
-    if (!last) return null;
-    const memoryIds = [...new Set(commits.flatMap((c) => c.subjectIds.filter((id) => id.startsWith('mem_'))))];
-    // The ledger as it is now (which includes everything up to `last`), as the lexical arm reads it.
-    const revisions = await stores.memories.revisionsOfMemories(workspaceId, memoryIds);
-    const deletes = revisions.filter((r) => r.purgedAt !== null || r.text === null).map((r) => r.id);
-    const live = revisions.filter((r) => r.purgedAt === null && r.text !== null);
-    const { model, dimensions } = this.embedder;
-    const embedded = new Set(
-      await this.provider.vectorRevisionIds(
-        workspaceId,
-        model,
-        live.map((r) => r.id),
-      ),
+  /** Run `work` holding this workspace's semantic claim (a short transaction on Postgres); null when another indexer holds it. */
+  private claimed<T>(workspaceId: string, work: (stores: Stores) => Promise<T>): Promise<T | null> {
+    if (!this.exclusive) return work(this.ledger.stores);
+    return this.ledger.transaction(async (stores) =>
+      (await stores.indexState.tryClaim(workspaceId, 'semantic')) ? work(stores) : null,
     );
-    const updates = live.filter((r) => embedded.has(r.id)).map(revisionMetadata);
-    const fresh = live.filter((r) => !embedded.has(r.id));
-    // Deletions and metadata first: a purge never waits behind the embedder.
-    if (deletes.length || updates.length) {
-      await this.provider.applyVectors(workspaceId, { model, dimensions, upserts: [], updates, deletes });
-    }
-    for (let i = 0; i < fresh.length; i += this.embedBatchSize) {
-      const chunk = fresh.slice(i, i + this.embedBatchSize);
+  }
+
+  private async batch(workspaceId: string): Promise<SemanticBatchReport | null> {
+    const { model, dimensions } = this.embedder;
+    // 1. Plan from committed rows; deletions and metadata are stored at once, so a purge never
+    //    waits behind the embedder.
+    const plan = await this.claimed(workspaceId, async (stores) => {
+      const from = await stores.indexState.indexedSequence(workspaceId, this.cursor);
+      const commits = await stores.commits.after(workspaceId, from, this.batchSize);
+      const last = commits.at(-1);
+      if (!last) return null;
+      const memoryIds = [...new Set(commits.flatMap((c) => c.subjectIds.filter((id) => id.startsWith('mem_'))))];
+      // The ledger as it is now (which includes everything up to `last`), as the lexical arm reads it.
+      const revisions = await stores.memories.revisionsOfMemories(workspaceId, memoryIds);
+      const deletes = revisions.filter((r) => r.purgedAt !== null || r.text === null).map((r) => r.id);
+      const live = revisions.filter((r) => r.purgedAt === null && r.text !== null);
+      const embedded = new Set(
+        await this.provider.vectorRevisionIds(
+          workspaceId,
+          model,
+          live.map((r) => r.id),
+        ),
+      );
+      const updates = live.filter((r) => embedded.has(r.id)).map(revisionMetadata);
+      if (deletes.length || updates.length) {
+        await this.provider.applyVectors(workspaceId, { model, dimensions, upserts: [], updates, deletes });
+      }
+      return {
+        from,
+        commits: commits.length,
+        last: last.sequence,
+        fresh: live.filter((r) => !embedded.has(r.id)),
+        updated: updates.length,
+        deleted: deletes.length,
+      };
+    });
+    if (!plan) return null;
+    // 2. Embed, holding no transaction.
+    const upserts: VectorDocument[] = [];
+    for (let i = 0; i < plan.fresh.length; i += this.embedBatchSize) {
+      const chunk = plan.fresh.slice(i, i + this.embedBatchSize);
       const vectors = await this.embedder.embed(
         chunk.map((r) => r.text ?? ''),
         'document',
       );
-      const upserts = chunk.map((r, j): VectorDocument => {
+      chunk.forEach((r, j) => {
         const vector = vectors[j];
         if (!vector || vector.length !== dimensions) {
           throw new Error(`embedder ${model} returned ${vector?.length ?? 'no'} dimensions, not ${dimensions}`);
         }
-        return { ...revisionMetadata(r), vector };
+        upserts.push({ ...revisionMetadata(r), vector });
       });
-      await this.provider.applyVectors(workspaceId, { model, dimensions, upserts, updates: [], deletes: [] });
     }
-    await this.options.beforeAdvance?.(workspaceId, last.sequence);
-    await stores.indexState.advance(workspaceId, this.cursor, last.sequence, Date.now() / 1000);
+    // 3. Store and advance, unless another indexer moved the cursor meanwhile. A revision purged
+    //    since step 1 loses its vector when the batch holding the purge's commit runs.
+    const stored = await this.claimed(workspaceId, async (stores) => {
+      if ((await stores.indexState.indexedSequence(workspaceId, this.cursor)) !== plan.from) return false;
+      if (upserts.length > 0) {
+        await this.provider.applyVectors(workspaceId, { model, dimensions, upserts, updates: [], deletes: [] });
+      }
+      await this.options.beforeAdvance?.(workspaceId, plan.last);
+      await stores.indexState.advance(workspaceId, this.cursor, plan.last, Date.now() / 1000);
+      return true;
+    });
+    if (!stored) return null;
     return {
       workspaceId,
-      commits: commits.length,
-      embedded: fresh.length,
-      updated: updates.length,
-      deleted: deletes.length,
-      indexedSequence: last.sequence,
+      commits: plan.commits,
+      embedded: plan.fresh.length,
+      updated: plan.updated,
+      deleted: plan.deleted,
+      indexedSequence: plan.last,
     };
   }
 }

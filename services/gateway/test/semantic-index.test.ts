@@ -305,6 +305,54 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
     expect(lexicalRule.stalled.map((w) => w.workspaceId)).toContain(workspaceId);
   });
 
+  it('holds no transaction while the model embeds, and drops a batch another indexer stored meanwhile', async () => {
+    const { workspaceId, home, remember } = await setup();
+    for (const text of ['Ana prefers green tea', 'The train leaves at noon']) await remember(home, text);
+    const ledger = h.gateway.ledger;
+    const openTransactions = async () => {
+      if (ledger.driver !== 'postgres') return 0;
+      const result = await ledger.handle.db.execute(sql`
+        select count(*)::int as open from pg_stat_activity
+         where datname = current_database() and state like 'idle in transaction%'`);
+      const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { open: number }[];
+      return rows[0]?.open ?? -1;
+    };
+    // The first indexer's embedding waits while a second indexer does the same batch to the end.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let seenOpen = -1;
+    let entered: () => void = () => {};
+    const embedding = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const slow: Embedder = {
+      kind: 'builtin',
+      model: builtin.model,
+      dimensions: builtin.dimensions,
+      embed: async (texts, purpose) => {
+        seenOpen = await openTransactions();
+        entered();
+        await held;
+        return builtin.embed(texts, purpose);
+      },
+      close: async () => {},
+    };
+    const first = new Indexer(ledger, provider, { embedder: slow });
+    const second = new Indexer(ledger, provider, { embedder: builtin });
+    const firstBatch = first.semantic?.indexBatch(workspaceId);
+    await embedding;
+    expect(seenOpen).toBe(0);
+    expect(await second.semantic?.indexBatch(workspaceId)).toBeGreaterThan(0);
+    release();
+    // The cursor moved under it: it stores nothing and reports no commits.
+    expect(await firstBatch).toBe(0);
+    const cursor = semanticCursorName('postgres', builtin.model);
+    const head = (await ledger.stores.indexState.lag(cursor, false)).find((w) => w.workspaceId === workspaceId);
+    expect(head?.indexedSequence).toBe(head?.headSequence);
+  });
+
   it('with EMBEDDER=none there is no semantic cursor at all', async () => {
     const { remember, home } = await setup();
     await remember(home, 'Nothing here is embedded');
