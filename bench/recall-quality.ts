@@ -289,8 +289,12 @@ interface LedgerRun {
   turns: number;
   /** Writes with the embedded indexer running, the semantic arm on (these are the turns asked). */
   semanticOn: WritePhase;
-  /** The same writes into another workspace, the semantic arm off. */
-  semanticOff: WritePhase;
+  /**
+   * The same writes into other workspaces with the semantic arm off, once before and once after
+   * the `semanticOn` phase, so that neither warm-up nor the ledger's growth favours one side;
+   * `rate` is the mean of the two.
+   */
+  semanticOff: WritePhase & { rates: [number, number] };
   modes: Record<
     string,
     { available: boolean; retrieval?: unknown; latency_ms?: { p50: number; p95: number } } & object
@@ -321,7 +325,7 @@ async function armSequences(ledger: Ledger, ws: string, model: string | null) {
  */
 async function writePhase(
   kind: LedgerKind,
-  label: 'on' | 'off',
+  label: 'on' | 'off-before' | 'off-after',
   composed: Composed,
   ledger: Ledger,
   caller: Caller,
@@ -424,12 +428,31 @@ async function runOnLedger(
     await embedder.start();
     log(`${kind}: builtin embedder started in ${((performance.now() - embedderStart) / 1000).toFixed(1)} s`);
     try {
-      // 1. The writes, with the embedded indexer running: first with the semantic arm on (the
-      //    turns asked below), then the same turns into another workspace with it off.
+      // 1. The writes, with the embedded indexer running: with the semantic arm on (the turns
+      //    asked below) between two phases with it off, each into a workspace of its own.
+      const offBefore = await writePhase(
+        kind,
+        'off-before',
+        composeDomain(ledger, provider, null),
+        ledger,
+        caller,
+        conversations,
+        log,
+        null,
+      );
       const on = composeDomain(ledger, provider, embedder);
       const written = await writePhase(kind, 'on', on, ledger, caller, conversations, log, embedder.model);
-      const off = composeDomain(ledger, provider, null);
-      const writtenOff = await writePhase(kind, 'off', off, ledger, caller, conversations, log, null);
+      const offAfter = await writePhase(
+        kind,
+        'off-after',
+        composeDomain(ledger, provider, null),
+        ledger,
+        caller,
+        conversations,
+        log,
+        null,
+      );
+      const offRates: [number, number] = [offBefore.phase.rate, offAfter.phase.rate];
       const { domain } = on;
       const rrfDomain = new Domain(ledger, new TokenVerifier({}), provider, { embedder, fusion: 'rrf' });
       const { ws, namespaceOf, turnOfMemory } = written;
@@ -438,7 +461,13 @@ async function runOnLedger(
         ledger: kind,
         turns: turnOfMemory.size,
         semanticOn: written.phase,
-        semanticOff: writtenOff.phase,
+        semanticOff: {
+          seconds: (offBefore.phase.seconds + offAfter.phase.seconds) / 2,
+          rate: (offRates[0] + offRates[1]) / 2,
+          rates: offRates,
+          semanticLagCommits: null,
+          catchUpSeconds: null,
+        },
         modes: {},
         scoreboards: new Map(),
         rankings: new Map(),
@@ -572,7 +601,7 @@ async function main() {
   for (const run of runs) {
     lines.push(
       `${run.ledger}: write rate with the embedded indexer running (${WRITE_CONCURRENCY} concurrent, evidence.create + memories.create a turn): ` +
-        `semantic arm on ${run.semanticOn.rate.toFixed(1)} turns/s, off ${run.semanticOff.rate.toFixed(1)} turns/s (on/off ${(run.semanticOn.rate / run.semanticOff.rate).toFixed(2)}x); ` +
+        `semantic arm on ${run.semanticOn.rate.toFixed(1)} turns/s, off ${run.semanticOff.rate.toFixed(1)} turns/s (mean of ${run.semanticOff.rates.map((r) => r.toFixed(1)).join(' before and ')} after; on/off ${(run.semanticOn.rate / run.semanticOff.rate).toFixed(2)}x); ` +
         `semantic arm ${run.semanticOn.semanticLagCommits} commits behind when the writes ended, caught up ${run.semanticOn.catchUpSeconds?.toFixed(1)} s later`,
     );
     for (const [mode, m] of Object.entries(run.modes)) {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILTIN_WORKER_FILE, BuiltinEmbedder } from '../src/embedders/builtin-embedder';
+import { BUILTIN_WORKER_FILE, type BuiltinChunkEvent, BuiltinEmbedder } from '../src/embedders/builtin-embedder';
 import { EmbedderUnavailableError } from '../src/embedders/embedder';
 
 function dot(a: Float32Array, b: Float32Array): number {
@@ -86,6 +86,37 @@ describe('the builtin embedder', () => {
     const query = embedder.embed(['what is the budget'], 'query').then(() => order.push('query'));
     await Promise.all([documents, query]);
     expect(order).toEqual(['query', 'documents']);
+  });
+
+  it('holds documents back while its process is busy, never queries', async () => {
+    const chunks: BuiltinChunkEvent[] = [];
+    const modest = new BuiltinEmbedder({ busyShare: 0.25, chunkTexts: 1, onChunk: (event) => chunks.push(event) });
+    try {
+      await modest.start();
+      const documents = modest.embed(['the quarterly budget review', 'the budget moved to May', 'a note'], 'document');
+      // Keep this process's event loop busy (work in 10 ms slices) until the first chunk is back.
+      const deadline = performance.now() + 30_000;
+      while (chunks.length === 0 && performance.now() < deadline) {
+        const slice = performance.now() + 10;
+        while (performance.now() < slice) {}
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const [busy] = chunks;
+      expect(busy?.purpose).toBe('document');
+      expect(busy?.loopUtilisation).toBeGreaterThan(0.5);
+      // The model may work a quarter of the time: the next document waits three times as long.
+      expect(busy?.holdMs).toBeCloseTo((busy?.workedMs as number) * 3, 5);
+      // A query during the hold goes at once, and is never held back itself.
+      await modest.embed(['what is the budget'], 'query');
+      const query = chunks.find((c) => c.purpose === 'query');
+      expect(query?.holdMs).toBe(0);
+      expect(chunks.indexOf(query as BuiltinChunkEvent)).toBe(1);
+      expect(await documents).toHaveLength(3);
+      // Once the process idles, documents go without a pause.
+      expect(chunks.at(-1)?.holdMs).toBe(0);
+    } finally {
+      await modest.close();
+    }
   });
 
   it('embeds a text longer than a piece as the mean of its pieces, and lets a query pass it', async () => {

@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { type Embedder, EmbedderUnavailableError } from './embedder';
 
@@ -19,6 +20,17 @@ export interface BuiltinEmbedderOptions {
   chunkTexts?: number;
   /** Most characters in one chunk (a chunk holds at least one text or piece). Default 2000. */
   chunkCharacters?: number;
+  /**
+   * Share of one core the model may take for documents while this process is busy (its event
+   * loop more than half used during the last chunk): after such a chunk the next document chunk
+   * waits so that the model works this fraction of the time. A nice value orders threads on one
+   * core; it cannot stop the model from slowing the gateway through the core's sibling, caches
+   * and memory, so under load the model also steps back. Queries never wait. Default 0.25; 1 turns
+   * the pause off.
+   */
+  busyShare?: number;
+  /** Told of every answered chunk: how long the model worked on it and how long documents are held back after it. */
+  onChunk?: (event: BuiltinChunkEvent) => void;
   /** A child that has not loaded the model by then is killed and started again. Default 60 s. */
   loadTimeoutMs?: number;
   /** A chunk not answered by then is taken as a hung child: killed and started again. Default 60 s. */
@@ -29,7 +41,18 @@ export interface BuiltinEmbedderOptions {
   maxRestartDelayMs?: number;
 }
 
+export interface BuiltinChunkEvent {
+  purpose: 'document' | 'query';
+  texts: number;
+  workedMs: number;
+  /** This process's event loop utilisation while the chunk was out (0-1). */
+  loopUtilisation: number;
+  /** How long the next document chunk waits (`busyShare`); 0 when the process was not busy. */
+  holdMs: number;
+}
+
 interface Job {
+  purpose: 'document' | 'query';
   texts: readonly string[];
   vectors: Float32Array[];
   /** Texts handed to the child so far (the next chunk starts here). */
@@ -46,7 +69,12 @@ interface Chunk {
   start: number;
   count: number;
   timer: NodeJS.Timeout;
+  sentAt: number;
+  loopAtSend: EventLoopUtilization;
 }
+
+/** Event loop utilisation above which this process counts as busy (the model then takes `busyShare`). */
+const BUSY_UTILISATION = 0.5;
 
 type WorkerMessage =
   | { type: 'ready'; loadMs: number }
@@ -127,6 +155,8 @@ export class BuiltinEmbedder implements Embedder {
   private readonly chunkTimeoutMs: number;
   private readonly restartDelayMs: number;
   private readonly maxRestartDelayMs: number;
+  private readonly busyShare: number;
+  private readonly onChunk: ((event: BuiltinChunkEvent) => void) | undefined;
 
   private state: State = 'idle';
   private child: ChildProcess | null = null;
@@ -143,6 +173,9 @@ export class BuiltinEmbedder implements Embedder {
   private pendingCause: string | null = null;
   private stderrTail = '';
   private loadMs: number | null = null;
+  /** No document chunk is sent before this time (`performance.now()`): the model steps back while the process is busy. */
+  private documentsResumeAt = 0;
+  private resumeTimer: NodeJS.Timeout | null = null;
 
   constructor(options: BuiltinEmbedderOptions = {}) {
     this.niceness = options.niceness ?? 19;
@@ -152,6 +185,9 @@ export class BuiltinEmbedder implements Embedder {
     this.chunkTimeoutMs = options.chunkTimeoutMs ?? 60_000;
     this.restartDelayMs = options.restartDelayMs ?? 500;
     this.maxRestartDelayMs = options.maxRestartDelayMs ?? 30_000;
+    this.busyShare = options.busyShare ?? 0.25;
+    this.onChunk = options.onChunk;
+    if (!(this.busyShare > 0 && this.busyShare <= 1)) throw new RangeError('busyShare must be in (0, 1]');
   }
 
   /** The child's process id while one runs (tests and the bench read its /proc entries). */
@@ -189,7 +225,15 @@ export class BuiltinEmbedder implements Embedder {
       }
     });
     const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
-      const job: Job = { texts: pieces, vectors: new Array(pieces.length), sent: 0, answered: 0, resolve, reject };
+      const job: Job = {
+        purpose,
+        texts: pieces,
+        vectors: new Array(pieces.length),
+        sent: 0,
+        answered: 0,
+        resolve,
+        reject,
+      };
       (purpose === 'query' ? this.queries : this.documents).push(job);
       this.dispatch();
     });
@@ -202,6 +246,8 @@ export class BuiltinEmbedder implements Embedder {
     this.lastFailure = 'closed';
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = null;
+    if (this.resumeTimer) clearTimeout(this.resumeTimer);
+    this.resumeTimer = null;
     this.failEverything(this.unavailable());
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
@@ -277,6 +323,7 @@ export class BuiltinEmbedder implements Embedder {
         if (!chunk || chunk.id !== message.id) return;
         clearTimeout(chunk.timer);
         this.inFlight = null;
+        this.stepBackIfBusy(chunk);
         if (message.type === 'error') {
           this.failJob(chunk.job, new EmbedderUnavailableError(`builtin embedder failed: ${message.message}`));
         } else {
@@ -322,6 +369,14 @@ export class BuiltinEmbedder implements Embedder {
       this.holdProcessOpen();
       return;
     }
+    if (queue === this.documents && performance.now() < this.documentsResumeAt) {
+      // A referenced timer: documents still wait on it (`svc index rebuild` must not exit early).
+      this.resumeTimer ??= setTimeout(() => {
+        this.resumeTimer = null;
+        this.dispatch();
+      }, this.documentsResumeAt - performance.now());
+      return;
+    }
     let count = 0;
     let characters = 0;
     while (job.sent + count < job.texts.length && count < this.chunkTexts) {
@@ -338,9 +393,27 @@ export class BuiltinEmbedder implements Embedder {
       this.pendingCause = `the model did not answer within ${this.chunkTimeoutMs} ms`;
       child.kill('SIGKILL');
     }, this.chunkTimeoutMs);
-    this.inFlight = { id, job, start, count, timer };
+    this.inFlight = {
+      id,
+      job,
+      start,
+      count,
+      timer,
+      sentAt: performance.now(),
+      loopAtSend: performance.eventLoopUtilization(),
+    };
     this.holdProcessOpen();
     child.send({ type: 'embed', id, texts: job.texts.slice(start, start + count) });
+  }
+
+  /** After a document chunk that ran while this process was busy, hold the next one back (`busyShare`). */
+  private stepBackIfBusy(chunk: Chunk): void {
+    const workedMs = performance.now() - chunk.sentAt;
+    const loopUtilisation = performance.eventLoopUtilization(chunk.loopAtSend).utilization;
+    const busy = chunk.job.purpose === 'document' && loopUtilisation > BUSY_UTILISATION;
+    const holdMs = busy ? (workedMs * (1 - this.busyShare)) / this.busyShare : 0;
+    if (holdMs > 0) this.documentsResumeAt = performance.now() + holdMs;
+    this.onChunk?.({ purpose: chunk.job.purpose, texts: chunk.count, workedMs, loopUtilisation, holdMs });
   }
 
   /**
