@@ -10,6 +10,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Two files at once even on two cores: most of a file's time is spent waiting on Postgres,
+    // child processes and sockets, so the default (one fewer than the cores) left a core idle.
+    maxWorkers: 2,
+    minWorkers: 1,
     reporters: ['default'],
   },
 });

@@ -54,15 +54,23 @@ const UNAVAILABLE: ArmAnswer = { state: 'unavailable', ranked: [], ranOut: false
 export async function recallMemories(input: RecallInput, ctx: HandlerContext): Promise<RecallOutput> {
   const access = requireAccess(ctx);
   const ws = access.workspaceId;
-  const namespaces = await readableScope(ctx, input.namespace_ids, input.include_descendants);
-  const now = input.as_of === undefined || input.known_at === undefined ? await ctx.now() : 0;
-  const asOf = input.as_of ?? now;
-  const knownAt = input.known_at ?? now;
   const provider = ctx.search;
   const providerName = provider?.name ?? 'none';
   // SEARCH_PROVIDER=none: no index to ask at all, so both arms are unavailable and the ledger answers.
   const indexingOff = provider === null || providerName === 'none';
   const arms = armsToAsk(input.mode, ctx);
+  // The query's embedding starts first: the model works in another process while the scope,
+  // the cursors and the lexical arm are read here.
+  const queryVector =
+    arms.includes('semantic') && !indexingOff && ctx.queryVectors
+      ? inTime(ctx.queryVectors.vectorFor(input.query), ctx)
+      : null;
+  // Settled here too, so that a refused scope leaves no unhandled rejection behind.
+  queryVector?.catch(() => {});
+  const namespaces = await readableScope(ctx, input.namespace_ids, input.include_descendants);
+  const now = input.as_of === undefined || input.known_at === undefined ? await ctx.now() : 0;
+  const asOf = input.as_of ?? now;
+  const knownAt = input.known_at ?? now;
 
   // The semantic cursor is per model; an embedder whose model is not known yet cannot answer
   // either (its arm is `unavailable`, so the answer is `degraded` whatever the cursors say).
@@ -110,9 +118,8 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
             provider.search({ ...filters, text: input.query, limit, offset }),
           );
         }
-        const queryVectors = ctx.queryVectors;
-        if (!queryVectors) return OFF;
-        const { model, vector } = await inTime(queryVectors.vectorFor(input.query), ctx);
+        if (!queryVector) return OFF;
+        const { model, vector } = await queryVector;
         return await rankArm(ledger, perArm, (limit, offset) =>
           provider.searchSemantic({ ...filters, vector, model, limit, offset }),
         );
