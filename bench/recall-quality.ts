@@ -29,6 +29,7 @@ import {
   semanticCursorName,
 } from '@tms/search';
 import { createTestDatabase, enrolledSessionCaller, type TestDatabase } from '@tms/testkit';
+import { sql } from 'drizzle-orm';
 import { OkapiBm25 } from './okapi-bm25';
 
 // ---- options --------------------------------------------------------------------------------
@@ -453,8 +454,9 @@ async function runOnLedger(
         null,
       );
       const offRates: [number, number] = [offBefore.phase.rate, offAfter.phase.rate];
-      const { domain } = on;
-      const rrfDomain = new Domain(ledger, new TokenVerifier({}), provider, { embedder, fusion: 'rrf' });
+      // Planner statistics for what was just loaded: the machine's Postgres has no autovacuum,
+      // and PGlite runs none either.
+      await ledger.handle.db.execute(sql`vacuum (analyze)`);
       const { ws, namespaceOf, turnOfMemory } = written;
       // 3. Ask every question in every mode.
       const run: LedgerRun = {
@@ -474,7 +476,12 @@ async function runOnLedger(
       };
       for (const mode of modes) {
         const bodyFor = recallBodyFor(mode === 'hybrid-rrf' ? 'hybrid' : mode);
-        const asker = mode === 'hybrid-rrf' ? rrfDomain : domain;
+        // A domain of its own per mode: its query vectors are not cached yet, so every mode pays
+        // each question's embedding, as a recall of a new query does.
+        const asker = new Domain(ledger, new TokenVerifier({}), provider, {
+          embedder,
+          ...(mode === 'hybrid-rrf' ? { fusion: 'rrf' as const } : {}),
+        });
         if (!bodyFor) {
           run.modes[mode] = { available: false };
           continue;
