@@ -16,7 +16,7 @@ const STEERING = /^(PORT|HOST|DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SEARCH_PRO
 const startGateway = (env: Record<string, string>) => startGatewayProcess(env, STEERING);
 type Gateway = GatewayProcess;
 
-/** Poll /readyz until 200 and the banner (printed just after listening) is complete. */
+/** Poll /readyz until 200 and, with `banner`, until the banner and the listening log line are out. */
 async function waitReady(gw: Gateway, port: number, { banner }: { banner: boolean }): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -25,7 +25,10 @@ async function waitReady(gw: Gateway, port: number, { banner }: { banner: boolea
       (r) => r.status,
       () => 0,
     );
-    if (status === 200 && (!banner || /# Example calls[\s\S]*\n=+\n/.test(gw.stdout()))) return;
+    // The banner is written at once; the logger's "gateway listening" line may follow it.
+    const complete =
+      !banner || (/# Example calls[\s\S]*\n=+\n/.test(gw.stdout()) && /"msg":"gateway listening"/.test(gw.stdout()));
+    if (status === 200 && complete) return;
     await sleep(200);
   }
   throw new Error(`gateway not ready within ${READY_TIMEOUT_MS} ms:\n${gw.stdout()}\n${gw.stderr()}`);
