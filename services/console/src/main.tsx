@@ -159,7 +159,7 @@ function App() {
         ) : route.view === 'namespace' ? (
           <NamespaceView api={api} ws={route.ws} id={route.id} />
         ) : route.view === 'memory' ? (
-          <MemoryView api={api} ws={route.ws} id={route.id} />
+          <MemoryView key={route.id} api={api} ws={route.ws} id={route.id} />
         ) : (
           <EvidenceView api={api} ws={route.ws} id={route.id} />
         )}

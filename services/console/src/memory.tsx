@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type Answer, ErrorView, Show, useAnswer } from './answer';
 import { type Api, ApiError, type Change, type MemoryRead, pathWithQuery, type Revision } from './api';
 import { href } from './route';
@@ -140,8 +140,8 @@ function PointView(props: { api: Api; ws: string; id: string; point: Point }) {
 
 export function MemoryView(props: { api: Api; ws: string; id: string }) {
   const loaded = useAnswer(() => load(props.api, props.id), [props.api, props.id]);
+  // The app keys this view by memory id: another memory starts without a crosshair.
   const [point, setPoint] = useState<Point | null>(null);
-  useEffect(() => setPoint(null), [props.id]);
   return (
     <section aria-labelledby="memory-title">
       <h1 id="memory-title">

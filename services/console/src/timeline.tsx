@@ -9,30 +9,24 @@ export interface Point {
 }
 
 /** How a revision's record interval ended, read off the history itself. */
-export type Ending =
-  | { kind: 'open' }
-  | { kind: 'corrected'; by: Revision }
-  | { kind: 'attested'; by: Revision }
-  | { kind: 'retracted'; at: number };
+export type Ending = { kind: 'open' } | { kind: 'superseded'; by: Revision } | { kind: 'retracted'; at: number };
 
-/** A later generation recorded at the instant this one's record ended superseded it; else it was retracted. */
+/**
+ * A later generation recorded at the instant this one's record ended superseded it (a correction or
+ * an attestation: the history does not say which); a record that ended otherwise was retracted.
+ */
 export function endingOf(revision: Revision, revisions: Revision[]): Ending {
   if (revision.recorded_until === null) return { kind: 'open' };
   const by = revisions.find((r) => r.generation > revision.generation && r.recorded_at === revision.recorded_until);
-  if (!by) return { kind: 'retracted', at: revision.recorded_until };
-  return by.attestation && by.attestation.recorded_at === by.recorded_at
-    ? { kind: 'attested', by }
-    : { kind: 'corrected', by };
+  return by ? { kind: 'superseded', by } : { kind: 'retracted', at: revision.recorded_until };
 }
 
 export function endingText(ending: Ending): string {
   switch (ending.kind) {
     case 'open':
       return 'still recorded';
-    case 'corrected':
-      return `corrected by generation ${ending.by.generation}`;
-    case 'attested':
-      return `attested as generation ${ending.by.generation}`;
+    case 'superseded':
+      return `superseded by generation ${ending.by.generation}`;
     case 'retracted':
       return 'retracted';
   }
@@ -40,7 +34,7 @@ export function endingText(ending: Ending): string {
 
 const WIDTH = 960;
 const HEIGHT = 380;
-const PLOT = { left: 96, right: WIDTH - 24, top: 16, bottom: HEIGHT - 56 };
+const PLOT = { left: 120, right: WIDTH - 24, top: 16, bottom: HEIGHT - 56 };
 
 /** A linear scale over the answer's own times, with room past the last edge for open intervals. */
 function scale(values: number[], from: number, to: number) {
@@ -182,14 +176,10 @@ export function Timeline(props: {
                 <path d={`M${(left + right) / 2 - 5},${top + 8} l5,-8 l5,8`} class="open-end" />
               )}
               {ending.kind === 'retracted' && <line x1={left} x2={right} y1={top} y2={top} class="retracted-edge" />}
-              {(ending.kind === 'corrected' || ending.kind === 'attested') && (
-                <line
-                  x1={(left + right) / 2}
-                  x2={x.at(ending.by.valid_from) + 4}
-                  y1={top}
-                  y2={y.at(ending.by.recorded_at) - 6}
-                  class="cause"
-                />
+              {ending.kind === 'superseded' && (
+                <line x1={left} x2={right} y1={top} y2={top} class="superseded-edge">
+                  <title>{`superseded by generation ${ending.by.generation} (${ending.by.id})`}</title>
+                </line>
               )}
               {r.invalidation && (
                 <a href={cause ?? undefined} class="invalidation">
@@ -223,8 +213,9 @@ export function Timeline(props: {
       <figcaption>
         Each rectangle is one revision: valid from its left edge to its right, recorded from its bottom edge to its top.{' '}
         <span class="swatch asserted" /> asserted <span class="swatch candidate" /> candidate; a red top edge is a
-        retraction, a line up from a top edge leads to the correction that ended it, a dashed line marks when a revision
-        went stale, an arrowhead an interval still open. Click or use the arrow keys to pick a point.
+        retraction, a dark one the correction or attestation that superseded it; a dashed line marks when a revision
+        went stale (it links to the memory whose revision caused it); an arrowhead marks an interval still open. Click,
+        or focus the chart and use the arrow keys, to pick a point.
       </figcaption>
     </figure>
   );

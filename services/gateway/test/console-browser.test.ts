@@ -197,6 +197,7 @@ describe('the console in chromium (pglite, DEV_AUTH=1)', () => {
     const ended = history.filter((r) => r.recorded_until !== null);
     expect(ended).toHaveLength(3);
     expect(await page.locator('line.retracted-edge').count()).toBe(1);
+    expect(await page.locator('line.superseded-edge').count()).toBe(2);
     // The table says the same.
     expect(await page.locator('table.revisions tbody tr').count()).toBe(history.length);
 
@@ -223,8 +224,15 @@ describe('the console in chromium (pglite, DEV_AUTH=1)', () => {
 
     // From the keyboard: up, past the retraction, nothing is known any more; the console shows that answer.
     await svg.focus();
-    for (let i = 0; i < 4; i += 1) await page.keyboard.press('ArrowUp');
-    await expect.poll(() => pointAnswer.getAttribute('data-status'), { timeout: 20_000 }).toBe('404');
+    const pointCall = () => page.locator('[data-testid=point-call]').textContent();
+    for (let i = 0; i < 4 && (await pointAnswer.getAttribute('data-status')) !== '404'; i += 1) {
+      const before = await pointCall();
+      await page.keyboard.press('ArrowUp');
+      // Each step is a new point, a new call, and its answer.
+      await expect.poll(pointCall, { timeout: 10_000 }).not.toBe(before);
+      await pointAnswer.waitFor({ timeout: 10_000 });
+    }
+    expect(await pointAnswer.getAttribute('data-status')).toBe('404');
     const upCall = ((await page.locator('[data-testid=point-call]').textContent()) ?? '').replace(/^GET /, '');
     expect((await admin.get(upCall)).status).toBe(404);
     await page.context().close();
