@@ -92,6 +92,9 @@ const FEED_SUBSCRIPTION = `subscription ConsoleFeed($after: SafeInt) {
   }
 }`;
 
+/** Commits replayed when the feed opens; older ones are in `GET /v1/changes`. */
+const FEED_BACKLOG = 100;
+
 interface FeedChange {
   sequence: number;
   recordedAt: number;
@@ -113,9 +116,20 @@ function Feed(props: { api: Api; ws: string }) {
   const [status, setStatus] = useState('connecting…');
   useEffect(() => {
     const abort = new AbortController();
-    let after = 0;
+    let after: number | null = null;
     const run = async () => {
       while (!abort.signal.aborted) {
+        if (after === null) {
+          // Start with the last FEED_BACKLOG commits, not the workspace's whole past.
+          try {
+            const head = await props.api.get<{ head_sequence: number }>('/v1/changes', { limit: 1 });
+            after = Math.max(0, head.head_sequence - FEED_BACKLOG);
+          } catch (error) {
+            setStatus(`unavailable (${error instanceof Error ? error.message : String(error)}); retrying`);
+            await new Promise((resolve) => setTimeout(resolve, 2000));
+            continue;
+          }
+        }
         try {
           setStatus('live');
           await props.api.subscribe(

@@ -33,6 +33,9 @@ describe('/console over HTTP (pglite)', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(page.headers.get('cache-control')).toBe('private, no-store');
+    // What may run beside the token: the console's own script, from this origin, nothing inline.
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     const html = page.body.toString('utf8');
     expect(html).toContain('"devToken":"ey'); // why the shell itself is never cached
     // The shell without its token stays within 2 KB.

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiClient, sha256Hex } from '@tms/testkit';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../../scripts/generate-schema';
 import { ByteCountingRelay, launchChromium } from './browser';
 import { type Harness, startHarness } from './harness';
@@ -144,10 +144,24 @@ describe('the console in chromium (pglite, DEV_AUTH=1)', () => {
 
   const consoleUrl = (fragment: string) => `${relay.origin}/console#/ws/${ws}${fragment}`;
 
+  /** Script errors and refusals (e.g. by the Content-Security-Policy) on any page; a 404 an API call answers is not one. */
+  const problems: string[] = [];
+
   async function newPage(): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    return context.newPage();
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) {
+        problems.push(`${page.url()}: ${message.text()}`);
+      }
+    });
+    return page;
   }
+
+  afterEach(() => {
+    expect(problems).toEqual([]);
+  });
 
   it('draws the history as rectangles with their extents, and the crosshair shows what memories.get answers', async () => {
     const page = await newPage();

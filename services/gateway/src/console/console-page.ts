@@ -13,6 +13,22 @@ export interface ConsoleOptions {
   devToken: (() => Promise<string>) | null;
 }
 
+/**
+ * The shell's Content-Security-Policy: scripts, styles and requests to this origin only, no inline
+ * script (the configuration is a JSON data block, which is never run), no frames, no plugins. The
+ * token lives in the tab's storage, so what may run on the page is kept to the console's own script.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** JSON safe inside an inline `<script>`: no `</script>` or `<!--` can close or change it. */
 function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
@@ -74,6 +90,8 @@ export async function serveConsole(
     'content-type': 'text/html; charset=utf-8',
     'content-length': String(html.length),
     'cache-control': 'private, no-store',
+    'content-security-policy': CONTENT_SECURITY_POLICY,
+    'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
     'x-request-id': scope.requestId,
   });
