@@ -1,15 +1,14 @@
 import { useState } from 'preact/hooks';
 import { type Answer, ErrorView, Show, useAnswer } from './answer';
-import { type Api, ApiError, type Change, type MemoryRead, pathWithQuery, type Revision } from './api';
+import { type Api, ApiError, type MemoryRead, pathWithQuery, type Revision } from './api';
+import { type PurgedMemory, purgeBands } from './history';
 import { href } from './route';
 import { type Point, PurgedTimeline, Timeline, TimelineTable } from './timeline';
 import { When } from './when';
 import { commitsNaming } from './workspace';
 
-interface Purge {
-  commit: Change;
-  receiptId: string;
-  bands: { revisionId: string; from: number; to: number }[];
+interface Purge extends PurgedMemory {
+  /** Whether the whole change feed was read. */
   complete: boolean;
 }
 
@@ -58,19 +57,8 @@ async function loadCauses(api: Api, id: string, revisions: Revision[]): Promise<
  */
 async function loadPurge(api: Api, id: string): Promise<Purge | null> {
   const { changes, complete } = await commitsNaming(api, id);
-  const purge = changes.find((change) => change.subjects.some((s) => s.type === 'receipt'));
-  const receipt = purge?.subjects.find((s) => s.type === 'receipt');
-  if (!purge || !receipt) return null;
-  const bands: Purge['bands'] = [];
-  for (const change of changes) {
-    const revision = change.subjects.find((s) => s.type === 'revision');
-    const open = bands.at(-1);
-    if (open && open.to === purge.recorded_at && change !== purge) open.to = change.recorded_at;
-    if (revision && change.operation !== 'memories.forget') {
-      bands.push({ revisionId: revision.id, from: change.recorded_at, to: purge.recorded_at });
-    }
-  }
-  return { commit: purge, receiptId: receipt.id, bands, complete };
+  const found = purgeBands(changes);
+  return found ? { ...found, complete } : null;
 }
 
 async function load(api: Api, id: string): Promise<Loaded> {

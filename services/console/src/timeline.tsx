@@ -1,35 +1,12 @@
 import { useRef } from 'preact/hooks';
 import type { Revision } from './api';
+import { endingOf, endingText } from './history';
 import { localTime, tickLabel } from './time';
 
 /** A point of the two clocks: valid time (`as_of`) and record time (`known_at`), Unix seconds. */
 export interface Point {
   asOf: number;
   knownAt: number;
-}
-
-/** How a revision's record interval ended, read off the history itself. */
-export type Ending = { kind: 'open' } | { kind: 'superseded'; by: Revision } | { kind: 'retracted'; at: number };
-
-/**
- * A later generation recorded at the instant this one's record ended superseded it (a correction or
- * an attestation: the history does not say which); a record that ended otherwise was retracted.
- */
-export function endingOf(revision: Revision, revisions: Revision[]): Ending {
-  if (revision.recorded_until === null) return { kind: 'open' };
-  const by = revisions.find((r) => r.generation > revision.generation && r.recorded_at === revision.recorded_until);
-  return by ? { kind: 'superseded', by } : { kind: 'retracted', at: revision.recorded_until };
-}
-
-export function endingText(ending: Ending): string {
-  switch (ending.kind) {
-    case 'open':
-      return 'still recorded';
-    case 'superseded':
-      return `superseded by generation ${ending.by.generation}`;
-    case 'retracted':
-      return 'retracted';
-  }
 }
 
 const WIDTH = 960;
