@@ -160,8 +160,8 @@ export class Api {
   }
 
   /**
-   * The `changes` subscription over server-sent events: `onPage` for each event until the stream
-   * ends (its last event may be an error) or `signal` aborts.
+   * A subscription over server-sent events (GraphQL over SSE, distinct connections): `onEvent` for
+   * each `next` event until the stream completes (its last event may carry errors) or `signal` aborts.
    */
   async subscribe(
     query: string,

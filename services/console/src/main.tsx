@@ -65,13 +65,16 @@ function Workspaces(props: { api: Api }) {
     () => props.api.get<{ workspaces: { id: string; name: string }[] }>('/v1/workspaces', { limit: 100 }),
     [props.api],
   );
+  // One workspace: open it (replacing this address, so Back does not bounce here).
+  const only = answer.state === 'ok' && answer.value.workspaces.length === 1 ? answer.value.workspaces[0] : undefined;
+  useEffect(() => {
+    if (only) location.replace(href.workspace(only.id));
+  }, [only]);
   return (
     <section aria-labelledby="workspaces-title">
       <h1 id="workspaces-title">Workspaces</h1>
       <Show answer={answer}>
         {(value) => {
-          const only = value.workspaces.length === 1 ? value.workspaces[0] : undefined;
-          if (only) location.replace(href.workspace(only.id));
           return (
             <ul>
               {value.workspaces.map((ws) => (

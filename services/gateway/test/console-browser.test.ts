@@ -267,6 +267,42 @@ describe('the console in chromium (pglite, DEV_AUTH=1)', () => {
     await page.context().close();
   }, 60_000);
 
+  it('links an invalidation to the memory whose revision caused it', async () => {
+    const page = await newPage();
+    await page.goto(consoleUrl(`/memory/${ids.dependent}`));
+    const link = page.locator('table.revisions a').first();
+    await link.waitFor({ timeout: 20_000 });
+    const invalidation = (await admin.get(`/v1/memories/${ids.dependent}`)).body.view.revision.invalidation;
+    expect(invalidation.reason).toBe('support_corrected');
+    expect(await link.textContent()).toBe(invalidation.cause_revision_id);
+    expect(await link.getAttribute('href')).toBe(`#/ws/${ws}/memory/${ids.memory}`);
+    expect(await page.locator('svg a.invalidation').getAttribute('href')).toBe(`#/ws/${ws}/memory/${ids.memory}`);
+    await page.context().close();
+  }, 60_000);
+
+  it('lists what a namespace holds now and shows recall with its mode, arms and ranks', async () => {
+    const page = await newPage();
+    await page.goto(consoleUrl(`/ns/${ids.ana}`));
+    const listed = page.locator('[data-testid=memories] tbody tr');
+    await expect.poll(() => listed.count(), { timeout: 20_000 }).toBe(1);
+    const now = (await admin.get('/v1/memories', { query: { namespace_id: ids.ana } })).body.items;
+    expect(now.map((item: { memory: { id: string } }) => item.memory.id)).toEqual([ids.dependent]);
+    expect(await listed.first().textContent()).toContain('stale');
+    await page.locator('[data-testid=recall-query]').fill('tea');
+    await page.getByRole('button', { name: 'Recall' }).click();
+    const answer = page.locator('[data-testid=recall-answer]');
+    await answer.waitFor({ timeout: 20_000 });
+    const direct = (await admin.post('/v1/recall', { query: 'tea', namespace_ids: [ids.ana], mode: 'hybrid' })).body;
+    const text = (await answer.textContent()) ?? '';
+    expect(text).toContain(
+      `mode ${direct.retrieval.mode} (lexical ${direct.retrieval.lexical}, semantic ${direct.retrieval.semantic})`,
+    );
+    expect(await answer.locator('th').allTextContents()).toEqual(
+      expect.arrayContaining(['Lexical rank', 'Semantic rank']),
+    );
+    await page.context().close();
+  }, 60_000);
+
   it('checks the excerpt with WebCrypto: green as recorded, red after one changed byte', async () => {
     const page = await newPage();
     await page.goto(consoleUrl(`/evidence/${ids.evidence}`));
