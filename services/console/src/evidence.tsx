@@ -55,14 +55,21 @@ function CheckButton(props: { evidence: Evidence; verifications: Verification[];
   );
 }
 
+/** The evidence with every verification (`evidence.get` pages them, 32 at a time, oldest first). */
+async function loadEvidence(api: Api, id: string): Promise<{ evidence: Evidence; verifications: Verification[] }> {
+  const path = `/v1/evidence/${encodeURIComponent(id)}`;
+  const first = await api.get<{ evidence: Evidence; verifications: Verification[]; next_cursor: string | null }>(path);
+  const verifications = [...first.verifications];
+  for (let cursor = first.next_cursor; cursor; ) {
+    const page = await api.get<{ verifications: Verification[]; next_cursor: string | null }>(path, { cursor });
+    verifications.push(...page.verifications);
+    cursor = page.next_cursor;
+  }
+  return { evidence: first.evidence, verifications };
+}
+
 export function EvidenceView(props: { api: Api; ws: string; id: string }) {
-  const answer = useAnswer(
-    () =>
-      props.api.get<{ evidence: Evidence; verifications: Verification[]; next_cursor: string | null }>(
-        `/v1/evidence/${encodeURIComponent(props.id)}`,
-      ),
-    [props.api, props.id],
-  );
+  const answer = useAnswer(() => loadEvidence(props.api, props.id), [props.api, props.id]);
   const excerpt = useRef<HTMLPreElement>(null);
   return (
     <section aria-labelledby="evidence-title">
@@ -70,7 +77,7 @@ export function EvidenceView(props: { api: Api; ws: string; id: string }) {
         Evidence <code>{props.id}</code>
       </h1>
       <Show answer={answer}>
-        {({ evidence, verifications, next_cursor }) => (
+        {({ evidence, verifications }) => (
           <>
             <dl class="facts">
               <dt>Source</dt>
@@ -138,7 +145,6 @@ export function EvidenceView(props: { api: Api; ws: string; id: string }) {
                 </tbody>
               </table>
             )}
-            {next_cursor && <p class="muted">More verifications follow (32 a page); the check uses this page.</p>}
           </>
         )}
       </Show>
