@@ -17,6 +17,7 @@
  *                      the builtin embedder's child process, which a bundle forks from beside
  *                      itself (every output has it: any service may embed)
  *   drizzle/           a copy of packages/ledger/drizzle
+ *   console-assets/    the browser console's script and stylesheet (`pnpm build` only)
  *   node_modules/<p>   symlinks to the installed third-party packages
  *   package.json       {"type": "module"}
  *
@@ -33,6 +34,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { BUILTIN_WORKER_FILE } from '../packages/search/src/embedders/builtin-embedder';
+import { buildConsole, CONSOLE_FILES } from './build-console';
 import { INPUTS_FILE, isStale } from './staleness.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -212,9 +214,32 @@ export async function buildBundles<const Name extends string>(
   return { outDir, bundles };
 }
 
-/** `pnpm build`: the gateway, the indexer and the operator CLI into dist/ (or `outDir`). */
-export function buildServices(outDir = DIST_DIR): Promise<BuildResult<keyof typeof SERVICE_ENTRY_POINTS>> {
-  return buildBundles({ entryPoints: SERVICE_ENTRY_POINTS, outDir, selfContained: ['svc'] });
+/**
+ * Where the built gateway (bin/gateway.mjs) finds the console's script and stylesheet: beside
+ * bin/, as services/gateway/src/console/console-assets.ts resolves it.
+ */
+export const CONSOLE_ASSETS_DIR = 'console-assets';
+
+/** The console's files into `outDir`/console-assets/, its sources added to the staleness inputs. */
+async function writeConsole(outDir: string): Promise<void> {
+  const built = await buildConsole();
+  const dir = path.join(outDir, CONSOLE_ASSETS_DIR);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, CONSOLE_FILES.script), built.script);
+  fs.writeFileSync(path.join(dir, CONSOLE_FILES.stylesheet), built.stylesheet);
+  const inputsFile = path.join(outDir, INPUTS_FILE);
+  const inputs = new Set<string>(JSON.parse(fs.readFileSync(inputsFile, 'utf8')));
+  for (const input of [...built.inputs, fileURLToPath(new URL('./build-console.ts', import.meta.url))]) {
+    inputs.add(input);
+  }
+  fs.writeFileSync(inputsFile, `${JSON.stringify([...inputs].sort(), null, 1)}\n`);
+}
+
+/** `pnpm build`: the gateway, the indexer, the operator CLI and the console into dist/ (or `outDir`). */
+export async function buildServices(outDir = DIST_DIR): Promise<BuildResult<keyof typeof SERVICE_ENTRY_POINTS>> {
+  const result = await buildBundles({ entryPoints: SERVICE_ENTRY_POINTS, outDir, selfContained: ['svc'] });
+  await writeConsole(outDir);
+  return result;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -13,6 +13,7 @@ import {
 import { type Ledger, NOT_READY } from '@tms/ledger';
 import { type ServerSpan, startServerSpan } from '@tms/telemetry';
 import type { Logger } from 'pino';
+import { CONSOLE_PATH, type ConsoleOptions, serveConsole } from './console/console-page';
 import { GRAPHIQL_ASSETS_PATH } from './graphql/graphiql-assets';
 import { GraphqlHandler, type GraphqlOptions, serveGraphiqlAsset } from './graphql/http';
 import { ERROR_DETAIL_HEADER, freshRequestId, RequestScope } from './http/request-scope';
@@ -34,6 +35,8 @@ export interface AppDependencies {
   httpLimits?: HttpLimits;
   /** /graphql: GraphiQL and introspection (on unless GRAPHIQL=0), production hardening. */
   graphql?: GraphqlOptions;
+  /** /console: the browser console (on unless CONSOLE=off). */
+  console?: ConsoleOptions;
   /** The agent tools /mcp lists and accepts (MCP_TOOLS; default `memory`). */
   mcpTools?: ToolSet;
   /** False when /metrics has its own port (METRICS_PORT): the API port then answers it `not_found`. */
@@ -127,6 +130,7 @@ export function createApp(deps: AppDependencies): http.Server {
   const timeoutMs = deps.timeoutMs ?? OPERATION_LIMITS.timeoutMs;
   const limits = deps.httpLimits ?? DEFAULT_HTTP_LIMITS;
   const graphqlOptions = deps.graphql ?? { production: false, graphiql: { enabled: true, devToken: null } };
+  const consoleOptions = deps.console ?? { enabled: true, devToken: null };
   const graphql = new GraphqlHandler({ domain, logger, timeoutMs, metrics }, graphqlOptions);
 
   async function route(req: IncomingMessage, res: ServerResponse, scope: RequestScope): Promise<void> {
@@ -162,6 +166,10 @@ export function createApp(deps: AppDependencies): http.Server {
         // GraphiQL's scripts, styles and workers, named by content hash (no authentication).
         if (pathname?.startsWith(GRAPHIQL_ASSETS_PATH)) {
           return serveGraphiqlAsset(req, res, scope, graphqlOptions.graphiql.enabled);
+        }
+        // The console's shell and its hashed assets (no authentication: they hold no data).
+        if (pathname === CONSOLE_PATH || pathname?.startsWith(`${CONSOLE_PATH}/`)) {
+          return serveConsole(req, res, scope, consoleOptions);
         }
         return handleRest(domain, req, res, scope);
     }

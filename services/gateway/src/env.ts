@@ -17,6 +17,8 @@ const schema = z
     METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     GRAPHIQL: z.enum(['0', '1']).optional(),
+    /** The browser console at /console: `off` turns it and its assets off. */
+    CONSOLE: z.enum(['on', 'off']).default('on'),
     /** OpenTelemetry: traces go to `<endpoint>/v1/traces` over OTLP/HTTP (JSON) when set; unset, none are made. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
     /** The `service.name` of its spans and the `service` of its log lines. */

@@ -197,6 +197,10 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       maxConnections: env.HTTP_MAX_CONNECTIONS,
     },
     metricsOnApiPort: env.METRICS_PORT === undefined,
+    console: {
+      enabled: env.CONSOLE === 'on',
+      devToken: devIssuer ? () => devIssuer.sessionToken() : null,
+    },
     graphql: {
       production: env.NODE_ENV === 'production',
       maxStreams: env.GRAPHQL_MAX_STREAMS,

@@ -101,7 +101,12 @@ async function runGateway(env: GatewayEnv): Promise<void> {
   gateway.logger.flush();
   if (gateway.devIssuer && first) {
     const token = await gateway.devIssuer.sessionToken(DEV_SUBJECT);
-    process.stdout.write(quickstartBanner(`http://localhost:${gateway.port}`, token));
+    process.stdout.write(
+      quickstartBanner(`http://localhost:${gateway.port}`, token, {
+        console: env.CONSOLE === 'on',
+        graphiql: env.GRAPHIQL !== '0',
+      }),
+    );
   }
 
   let stopping = false;

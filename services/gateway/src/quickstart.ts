@@ -2,14 +2,21 @@
  * The DEV_AUTH=1 banner: a working token and a copy-paste walk through the core operations
  * (needs curl, jq and sha256sum). A test runs this exact script against the server.
  */
-export function quickstartBanner(baseUrl: string, token: string): string {
+export function quickstartBanner(
+  baseUrl: string,
+  token: string,
+  pages: { console: boolean; graphiql: boolean },
+): string {
+  // The browser pages that open signed in as the dev user (CONSOLE=off and GRAPHIQL=0 drop them).
+  const urls = [...(pages.console ? [`${baseUrl}/console`] : []), ...(pages.graphiql ? [`${baseUrl}/graphql`] : [])];
+  const browse = urls.length > 0 ? `\nIn a browser, signed in as the dev user: ${urls.join(' and ')}\n` : '';
   return `
 ================ Temporal Memory Service: dev quickstart ================
 A session token for the enrolled dev user (valid 12 h; \`pnpm -s svc token\` prints a fresh one):
 
 export TMS_URL=${baseUrl}
 export TOKEN=${token}
-
+${browse}
 # Example calls (copy into a shell; they need curl, jq and sha256sum):
 ${quickstartScript()}
 =========================================================================

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseCoding, matchesIfNoneMatch } from '../src/graphql/graphiql-assets';
+import { chooseCoding, matchesIfNoneMatch } from '../src/http/hashed-assets';
 import { type Harness, startHarness } from './harness';
 
 /**

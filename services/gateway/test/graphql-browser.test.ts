@@ -1,54 +1,20 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiClient, sha256Hex } from '@tms/testkit';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../../scripts/generate-schema';
+import { ByteCountingRelay, launchPersistentChromium } from './browser';
 import { type Harness, startHarness } from './harness';
 
 /**
  * GraphiQL in a real browser (Debian's chromium, driven by playwright-core): with DEV_AUTH=1
  * it opens with a working token and an example query; a memory query run from it shows the
- * memory. Needs `apt-get install chromium` (CHROMIUM_PATH overrides /usr/bin/chromium).
+ * memory. Needs `apt-get install chromium` (browser.ts).
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = path.join(ROOT, 'test-output', 'graphql-browser');
-
-/**
- * Counts complete HTTP/1.1 messages on one connection. Every message here is framed by
- * Content-Length (the gateway sets it on every answer; a 304 and a GET have no body).
- */
-function messageCounter(): { count: number; push(chunk: Buffer): void } {
-  let pending = Buffer.alloc(0);
-  let bodyLeft = 0;
-  const counter = {
-    count: 0,
-    push(chunk: Buffer) {
-      pending = Buffer.concat([pending, chunk]);
-      for (;;) {
-        if (bodyLeft > 0) {
-          const take = Math.min(bodyLeft, pending.length);
-          bodyLeft -= take;
-          pending = pending.subarray(take);
-          if (bodyLeft > 0) return;
-          counter.count += 1;
-          continue;
-        }
-        const end = pending.indexOf('\r\n\r\n');
-        if (end === -1) return;
-        const head = pending.subarray(0, end).toString('latin1');
-        pending = pending.subarray(end + 4);
-        const length = /^HTTP\/1\.1 304/.test(head) ? 0 : Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-        if (length === 0) counter.count += 1;
-        else bodyLeft = length;
-      }
-    },
-  };
-  return counter;
-}
 
 describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
   let h: Harness;
@@ -56,23 +22,9 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
   let userDataDir: string;
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: apt-get install -y chromium`);
     h = await startHarness({ driver: 'pglite', env: { DEV_AUTH: '1' } });
     userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1400, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchPersistentChromium(userDataDir);
     fs.mkdirSync(OUTPUT, { recursive: true });
   }, 180_000);
 
@@ -155,35 +107,9 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
   }, 180_000);
 
   it('a load with a warm cache moves under 100 KB of page and assets, and still runs a query', async () => {
-    // A loopback TCP relay in front of the gateway counts every byte the browser receives,
-    // whichever part of Chromium (page or worker) asked for it, and the HTTP messages each way,
-    // so a load is over when every request sent has its whole answer back.
-    let received = 0;
-    // Open connections: requests sent and answers received on each (a connection the browser
-    // closes, e.g. a worker script fetch it gave up, no longer waits for anything).
-    const connections = new Set<{ requests: { count: number }; answers: { count: number } }>();
-    const relay = net.createServer((browserSide) => {
-      const gatewaySide = net.connect(Number(new URL(h.url).port), '127.0.0.1');
-      const connection = { requests: messageCounter(), answers: messageCounter() };
-      connections.add(connection);
-      browserSide.on('data', (chunk: Buffer) => connection.requests.push(chunk));
-      gatewaySide.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        connection.answers.push(chunk);
-      });
-      browserSide.pipe(gatewaySide).pipe(browserSide);
-      const closeBoth = () => {
-        connections.delete(connection);
-        browserSide.destroy();
-        gatewaySide.destroy();
-      };
-      browserSide.on('close', closeBoth);
-      gatewaySide.on('close', closeBoth);
-      browserSide.on('error', closeBoth);
-      gatewaySide.on('error', closeBoth);
-    });
-    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+    // Every byte the browser receives, and whether every request has its whole answer back.
+    const relay = await ByteCountingRelay.start(h.url);
+    const origin = relay.origin;
 
     const page = await browser.newPage();
     // GraphiQL keeps its tabs in localStorage and would open the next visit on a new, empty one:
@@ -207,7 +133,7 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
       }
     });
     const settled = () =>
-      [...connections].every(({ requests, answers }) => requests.count === answers.count) &&
+      relay.settled() &&
       ['graphiql.', 'editor-worker.', 'json-worker.', 'graphql-worker.'].every((stem) =>
         seen.some((request) => request.startsWith(`GET /graphql/assets/${stem}`)),
       ) &&
@@ -225,7 +151,7 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
     const pageText = () => visibleText('body');
     // One visit as a person makes it: open the page, run the example query, read the answer.
     const visit = async () => {
-      received = 0;
+      relay.received = 0;
       seen = [];
       apiAnswers = [];
       await page.goto(`${origin}/graphql`);
@@ -235,7 +161,7 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
       await expect.poll(responseText, { timeout: 30_000 }).toContain('"callerKind": "session"');
       await expect.poll(settled, { timeout: 60_000 }).toBe(true);
       const api = (await Promise.all(apiAnswers)).reduce((sum, bytes) => sum + bytes, 0);
-      return { pageAndAssets: received - api, api };
+      return { pageAndAssets: relay.received - api, api };
     };
     try {
       const first = await visit();
@@ -252,7 +178,7 @@ describe('GraphiQL in chromium (pglite, DEV_AUTH=1)', () => {
       expect(seen).toContain('GET /graphql');
     } finally {
       await page.close();
-      await new Promise<void>((resolve) => relay.close(() => resolve()));
+      await relay.close();
     }
   }, 180_000);
 });

@@ -3,6 +3,7 @@ import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
 import { boundDetail, type Domain, DomainError } from '@tms/domain';
 import type { Logger } from 'pino';
+import { serveHashedAsset } from '../http/hashed-assets';
 import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
 import type { GatewayMetrics } from '../metrics';
 import { readBody } from '../rest/body';
@@ -10,13 +11,7 @@ import { CompiledQueries } from './compiled-queries';
 import type { GraphQLContext } from './context';
 import { answerDirectly, directMediaType } from './direct-answers';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
-import {
-  ASSET_CACHE_CONTROL,
-  chooseCoding,
-  GRAPHIQL_ASSETS_PATH,
-  graphiqlAssets,
-  matchesIfNoneMatch,
-} from './graphiql-assets';
+import { GRAPHIQL_ASSETS_PATH, graphiqlAssets } from './graphiql-assets';
 import { StreamSlots } from './streams';
 import { createGraphQLServer, type GraphQLServer } from './yoga';
 
@@ -290,11 +285,8 @@ function errorsOf(contentType: string | null, body: Buffer): { code: string | nu
   }
 }
 /**
- * GET (or HEAD) /graphql/assets/<name>.<hash>.<ext>: GraphiQL's static files, public and
- * unauthenticated like any page asset (they hold no data). The body is brotli or gzip as
- * `Accept-Encoding` allows, compressed once per process; each coding has its own strong ETag and
- * a matching `If-None-Match` is answered 304. A name or hash the running version does not
- * serve is `not_found`, as is every asset when GRAPHIQL=0.
+ * GET (or HEAD) /graphql/assets/<name>.<hash>.<ext>: GraphiQL's static files (`serveHashedAsset`).
+ * Every asset is `not_found` when GRAPHIQL=0.
  */
 export async function serveGraphiqlAsset(
   req: IncomingMessage,
@@ -303,36 +295,7 @@ export async function serveGraphiqlAsset(
   enabled: boolean,
 ): Promise<void> {
   scope.operation = 'graphiql_asset';
-  const method = req.method ?? 'GET';
-  const file = (req.url ?? '').split('?')[0]?.slice(GRAPHIQL_ASSETS_PATH.length) ?? '';
   if (!enabled) throw new DomainError('not_found');
-  if (method !== 'GET' && method !== 'HEAD') {
-    scope.allow = ['GET', 'HEAD'];
-    throw new DomainError('method_not_allowed');
-  }
-  const asset = (await graphiqlAssets()).find(file);
-  if (!asset) throw new DomainError('not_found');
-
-  const coding = chooseCoding(header(req, 'accept-encoding') ?? undefined);
-  const etag = asset.etag(coding);
-  const headers: Record<string, string> = {
-    'cache-control': ASSET_CACHE_CONTROL,
-    etag,
-    vary: 'Accept-Encoding',
-    'x-content-type-options': 'nosniff',
-    'x-request-id': scope.requestId,
-  };
-  if (matchesIfNoneMatch(header(req, 'if-none-match') ?? undefined, etag)) {
-    res.writeHead(304, headers);
-    res.end();
-    return;
-  }
-  const body = await asset.body(coding);
-  res.writeHead(200, {
-    ...headers,
-    'content-type': asset.contentType,
-    'content-length': String(body.length),
-    ...(coding === 'identity' ? {} : { 'content-encoding': coding }),
-  });
-  res.end(method === 'HEAD' ? undefined : body);
+  const file = (req.url ?? '').split('?')[0]?.slice(GRAPHIQL_ASSETS_PATH.length) ?? '';
+  return serveHashedAsset(req, res, scope, async () => (await graphiqlAssets()).find(file));
 }
