@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_PLACEMENT } from '../src/distribution';
 import { decodePathKey, encodePathKey, Ledger, schema } from '../src/index';
 import { evidenceRow, revisionRow } from './rows';
 
@@ -31,7 +32,12 @@ async function openFresh(driver: Driver): Promise<{ ledger: Ledger; close(): Pro
 }
 
 /** The directory tables (decisions §6): the only ones allowed to lack `workspace_id` in their keys. */
-const DIRECTORY_TABLES = new Set(['actors', 'enrollments', 'workspaces', 'service_settings']);
+/** The reference tables of schema/distribution.json: copied to every node, no workspace key. */
+const DIRECTORY_TABLES = new Set(
+  Object.entries(TABLE_PLACEMENT)
+    .filter(([, placement]) => placement === 'reference')
+    .map(([table]) => table),
+);
 
 /** The largest double below `x` (finite x). */
 function nextDown(x: number): number {
