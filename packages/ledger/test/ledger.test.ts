@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_PLACEMENT } from '../src/distribution';
@@ -159,7 +159,7 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
       const { ledger } = opened;
       expect(ledger.driver).toBe(driver);
       expect(await ledger.ready()).toBe(false);
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
       expect(await ledger.ready()).toBe(true);
       const tables = await query<{ table_name: string }>(
         ledger,
@@ -183,13 +183,13 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
     it('a second migrate is a no-op that keeps the data', async () => {
       opened = await openFresh(driver);
       const { ledger } = opened;
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
       const applied = async () =>
         (await query<{ n: number }>(ledger, sql`select count(*)::int as n from drizzle.__drizzle_migrations`))[0]?.n;
       const before = await applied();
       expect(before).toBeGreaterThan(0);
       const actor = await ledger.stores.directory.findOrCreateActor('https://issuer.test', 'alice', 1);
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
       expect(await applied()).toBe(before);
       expect(await ledger.ready()).toBe(true);
       expect(await ledger.stores.directory.findActor('https://issuer.test', 'alice')).toEqual(actor);
@@ -202,7 +202,7 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
     beforeAll(async () => {
       opened = await openFresh(driver);
       ledger = opened.ledger;
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
     });
     afterAll(() => opened?.close());
 

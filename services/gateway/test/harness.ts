@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@tms/telemetry';
-import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
+import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer, testMigrateOptions } from '@tms/testkit';
 import { parseEnv } from '../src/env';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../src/gateway';
 
@@ -89,7 +89,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   if (database && options.migrate !== false) {
     const { Ledger } = await import('@tms/ledger');
     const ledger = await Ledger.open({ databaseUrl: database.url });
-    await ledger.migrate();
+    await ledger.migrate(testMigrateOptions());
     await ledger.close();
   }
   const gateway = await startGateway(env, {
