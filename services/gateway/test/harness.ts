@@ -47,6 +47,10 @@ export interface HarnessOptions {
   lagWatch?: boolean;
   /** Skip migrations (to test readiness before `svc migrate`). */
   migrate?: boolean;
+  /** The layout `svc migrate` gives the database (default: TEST_DATABASE_LAYOUT, else plain). */
+  layout?: 'plain' | 'partitioned';
+  /** Every statement sent to Postgres, with its connection and parameters. */
+  onStatement?: (connection: number, sqlText: string, params: unknown[]) => void;
 }
 
 /** A real gateway on loopback over a fresh database (Postgres) or data directory (PGlite). */
@@ -89,13 +93,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   if (database && options.migrate !== false) {
     const { Ledger } = await import('@tms/ledger');
     const ledger = await Ledger.open({ databaseUrl: database.url });
-    await ledger.migrate(testMigrateOptions());
+    await ledger.migrate(options.layout ? { layout: options.layout } : testMigrateOptions());
     await ledger.close();
   }
   const gateway = await startGateway(env, {
     logger,
     timeoutMs: options.timeoutMs,
     lagWatch: options.lagWatch ?? false,
+    onStatement: options.onStatement,
     onQuery: (text) => {
       queries.count += 1;
       queries.texts.push(text);
