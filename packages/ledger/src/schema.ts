@@ -346,8 +346,9 @@ export const installations = pgTable(
 
 /**
  * Opaque bearer secrets: installation credentials and workspace-bound service keys. Only the
- * SHA-256 of the secret is kept. The secret names its credential id, so authentication looks
- * the row up by id (`credentials_by_id`) and compares hashes in constant time.
+ * SHA-256 of the secret is kept. The secret names its credential id: authentication finds the
+ * id's workspace in `credential_directory`, reads the row there and compares hashes in constant
+ * time.
  */
 export const credentials = pgTable(
   'credentials',
