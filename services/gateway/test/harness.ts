@@ -146,8 +146,11 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       const { sql } = await import('drizzle-orm');
       const rowsOf = <T>(result: unknown) => (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
       const columns = rowsOf<{ table_name: string; column_name: string; data_type: string }>(
+        // A partition's rows show through its parent (the partitioned layout): parents only.
         await db.execute(sql`select table_name, column_name, data_type from information_schema.columns
-          where table_schema = 'public' and data_type in ('text', 'bytea', 'ARRAY', 'jsonb')`),
+          where table_schema = 'public' and data_type in ('text', 'bytea', 'ARRAY', 'jsonb')
+            and not exists (select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                             where n.nspname = 'public' and c.relname = table_name and c.relispartition)`),
       );
       if (columns.length < 10) throw new Error('the ledger schema was not found');
       const found: string[] = [];
