@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { type ApiClient, sha256Hex } from '@tms/testkit';
+import { type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from './harness';
 import {
@@ -37,7 +37,7 @@ function exceptionOf(text: string): string | null {
   return EXCEPTIONS.find((exception) => exception.matches(text))?.name ?? null;
 }
 
-async function ok(promise: Promise<{ status: number; text: string; body: any }>) {
+async function ok(promise: Promise<CallResult>) {
   const res = await promise;
   expect(res.status, res.text).toBe(200);
   return res.body;
