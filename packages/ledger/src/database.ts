@@ -45,6 +45,10 @@ export interface OpenOptions {
   holder?: string | undefined;
 }
 
+/** Why `CITUS=1 svc migrate` stops on a database without Citus (after the ordinary migrations). */
+export const CITUS_MISSING =
+  'CITUS=1: this database has no citus extension (run CREATE EXTENSION citus on the coordinator)';
+
 /** What `/readyz` tells an operator, and how to fix it. */
 export const NOT_READY = {
   notMigrated: 'migrations not applied: run svc migrate',
@@ -231,7 +235,10 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       driver: 'postgres',
       async migrate(migrateOptions) {
         await migrateInLayout(drizzlePostgres(client), MIGRATIONS_FOLDER, migrateOptions?.layout ?? 'plain');
-        if (migrateOptions?.citus) for (const statement of citusStatements()) await client.unsafe(statement);
+        if (!migrateOptions?.citus) return;
+        const citus = await client.unsafe(`select 1 from pg_extension where extname = 'citus'`);
+        if (citus.length === 0) throw new Error(CITUS_MISSING);
+        for (const statement of citusStatements()) await client.unsafe(statement);
       },
       ready: async () => (await readinessOf(db)).ready,
       readiness: () => readinessOf(db),
