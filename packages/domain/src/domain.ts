@@ -353,7 +353,8 @@ export class Domain {
       const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
       if (key) {
         await stores.idempotency.lock(meta.caller.principal, key);
-        const existing = await stores.idempotency.find(meta.caller.principal, key);
+        // A credential's keys live in its workspace only: that lookup reads one shard.
+        const existing = await stores.idempotency.find(meta.caller.principal, key, meta.caller.boundWorkspaceId);
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
           // A purge blanked this answer: what it showed no longer exists.
@@ -415,6 +416,7 @@ export class Domain {
             access.workspaceId,
             access.standingQuery(),
             named,
+            meta.caller.boundWorkspaceId === access.workspaceId,
           );
           // Decided as a standing loaded piece by piece: a non-member is `not_found` before any replay.
           access.adopt(loaded.standing);

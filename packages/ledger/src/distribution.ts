@@ -73,7 +73,8 @@ export const CROSS_WORKSPACE_STATEMENTS: ReadonlyArray<{ name: string; runBy: st
   },
   {
     name: 'IdempotencyStorage.find, IdempotencyStorage.findWithStanding (idempotency_records by principal and key)',
-    runBy: 'every idempotent write',
+    runBy:
+      "every idempotent write of a principal not bound to one workspace (a person, an OAuth client); a credential's lookup names its workspace",
     why: 'decisions §8 scopes a key to the principal whatever the workspace, so a key used in another workspace must be found; pinning it needs a spec decision (docs/scale-out.md)',
   },
 ];

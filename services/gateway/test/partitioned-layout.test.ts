@@ -224,6 +224,13 @@ describe('the partitioned layout (postgres)', () => {
     expect(spread).toEqual([]);
     expect(pinnedReads).toBeGreaterThan(100);
     expect(verdicts.filter((v) => v.inserted.size > 0).length).toBeGreaterThan(10);
+    // A credential's idempotency lookup names its workspace: one partition.
+    const credentialLookups = verdicts.filter(
+      (v) =>
+        /i\.workspace_id = \$\d+ and i\.principal = /.test(v.text) &&
+        v.partitions.get('idempotency_records')?.size === 1,
+    );
+    expect(credentialLookups.length).toBeGreaterThan(0);
     // The idempotency lookup by principal and key is the one request statement that spreads.
     expect([...excepted.keys()]).toEqual(['IdempotencyStorage.find / findWithStanding']);
   });
