@@ -8,7 +8,9 @@
  *
  * Environment: BENCH_SECONDS (per round, default 5), BENCH_CONNECTIONS (default 32),
  * BENCH_ROUNDS (per side, default 2), BENCH_RECALL_MEMORIES (default 100000),
- * BENCH_QUICK=1 (1 s rounds, 300 recall memories: a smoke run).
+ * BENCH_QUICK=1 (1 s rounds, 300 recall memories: a smoke run), BENCH_DATABASE_LAYOUT
+ * (`plain` default, or `partitioned`: the gateway's database as `DATABASE_LAYOUT=partitioned svc
+ * migrate` lays it out, docs/scale-out.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -30,6 +32,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const RECALL_MEMORIES = Number(process.env.BENCH_RECALL_MEMORIES ?? (QUICK ? 300 : 100_000));
+const LAYOUT = process.env.BENCH_DATABASE_LAYOUT === 'partitioned' ? 'partitioned' : 'plain';
 /** Memories read by the get workloads (round robin), per server. */
 const READ_SET = QUICK ? 20 : 500;
 /** Sequential requests per workload in the counting pass (after a warm-up). */
@@ -493,7 +496,7 @@ async function main() {
     // because the indexer of this run is this process (below).
     const ledger = await Ledger.open({ databaseUrl: gwDb.url, maxConnections: 4 });
     cleanups.push(() => ledger.close());
-    await ledger.migrate();
+    await ledger.migrate({ layout: LAYOUT });
     const search = new PostgresSearchProvider(ledger.handle.db);
     await search.prepare();
     const subject = 'bench-user';
@@ -655,7 +658,7 @@ async function main() {
     const pgVersion = versionRows[0]?.server_version ?? '?';
     const lines = [
       '',
-      `machine: ${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${pgVersion} at ${new URL(gwDb.url).host}`,
+      `machine: ${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${pgVersion} at ${new URL(gwDb.url).host}, ${LAYOUT} layout`,
       `load: autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side, alternating reference and gateway; rps over all rounds, latencies the mean of the rounds' percentiles`,
       `gateway: compiled (esbuild), one node process (${SERVER_NODE_FLAGS.join(' ')}), NODE_ENV=production, RATE_LIMITS=off, session JWT (RS256) on every request; bare server: node:http + postgres.js, pool ${CONNECTIONS}`,
       '',
@@ -679,6 +682,7 @@ async function main() {
           rounds: ROUNDS,
           recallMemories: RECALL_MEMORIES,
           postgres: pgVersion,
+          layout: LAYOUT,
           workloads: results.map(({ workload, subject, reference }) => ({
             name: workload.name,
             reference: workload.reference.label === 'gateway' ? 'gateway /v1' : 'bare server',

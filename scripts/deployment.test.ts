@@ -11,6 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { TABLE_PLACEMENT } from '../packages/ledger/src/distribution';
+import { citusStatements } from '../packages/ledger/src/layout';
 import { ENV_KEYS as CLI_KEYS, parseEnv as parseCliEnv } from '../services/cli/src/env';
 import { buildProgram } from '../services/cli/src/program';
 import { ENV_KEYS as GATEWAY_KEYS, parseEnv as parseGatewayEnv } from '../services/gateway/src/env';
@@ -36,16 +38,20 @@ interface ComposeFile {
 
 const COMPOSE_FILE = 'docker-compose.yml';
 const TRIAL_FILE = 'compose.trial.yaml';
+const CITUS_FILE = 'compose.citus.yaml';
 const readText = (file: string) => fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
 const COMPOSE_TEXT: Record<string, string> = {
   [COMPOSE_FILE]: readText(COMPOSE_FILE),
   [TRIAL_FILE]: readText(TRIAL_FILE),
+  [CITUS_FILE]: readText(CITUS_FILE),
 };
 const FILES: Record<string, ComposeFile> = Object.fromEntries(
   Object.entries(COMPOSE_TEXT).map(([file, text]) => [file, parse(text, { merge: true }) as ComposeFile]),
 );
 const compose = FILES[COMPOSE_FILE] as ComposeFile;
 const trial = FILES[TRIAL_FILE] as ComposeFile;
+const citus = FILES[CITUS_FILE] as ComposeFile;
+const scaleOutDoc = readText('docs/scale-out.md');
 const dockerfile = readText('Dockerfile');
 const operationsDoc = readText('docs/operations.md');
 const configurationDoc = readText('docs/configuration.md');
@@ -384,6 +390,73 @@ describe('compose.trial.yaml', () => {
       service: 'gateway',
       svcArgs: ['token'],
     });
+  });
+});
+
+describe('compose.citus.yaml', () => {
+  const nodes = ['coordinator', 'worker-1', 'worker-2'];
+
+  it('runs a coordinator and two workers from the official Citus image, on the network only', () => {
+    for (const name of nodes) {
+      const node = citus.services[name] as ComposeService & { ports?: string[] };
+      expect(node.image, name).toMatch(/^citusdata\/citus:1[3-9]\./);
+      expect(node.environment?.POSTGRES_DB, name).toBe('tms');
+      expect(node.ports, name).toBeUndefined();
+    }
+  });
+
+  it('registers the workers with the coordinator before migrating, and migrates with CITUS=1', () => {
+    const register = citus.services['register-workers'] as ComposeService;
+    const command = (register.command ?? []).join(' ');
+    expect(command).toContain("citus_set_coordinator_host('coordinator', 5432)");
+    for (const worker of nodes.slice(1)) expect(command).toContain(`citus_add_node('${worker}', 5432)`);
+    expect(Object.keys(register.depends_on ?? {}).sort()).toEqual([...nodes].sort());
+    const migrate = citus.services.migrate as ComposeService;
+    expect(migrate.depends_on).toEqual({ 'register-workers': { condition: 'service_completed_successfully' } });
+    const env = parseCliEnv(processEnvironment(migrate));
+    expect(env.CITUS).toBe('1');
+    expect(env.DATABASE_LAYOUT).toBe('plain');
+  });
+
+  it('points the gateway, the indexer and the CLI at the coordinator, searching in Meilisearch', () => {
+    for (const name of ['gateway', 'indexer', 'migrate', 'svc']) {
+      const url = new URL(interpolate(citus.services[name]?.environment?.DATABASE_URL ?? ''));
+      expect(url.hostname, name).toBe('coordinator');
+      expect(citus.services[name]?.environment?.SEARCH_PROVIDER, name).toBe('meilisearch');
+    }
+    expect(citus.services.gateway?.depends_on?.migrate?.condition).toBe('service_completed_successfully');
+  });
+
+  it('CITUS=1 distributes every workspace table co-located by workspace_id and replicates every directory table, idempotently', () => {
+    const statements = citusStatements();
+    for (const [table, placement] of Object.entries(TABLE_PLACEMENT)) {
+      const own = statements.filter((statement) => statement.includes(`'"${table}"'`));
+      expect(own, table).toHaveLength(1);
+      const statement = own[0] as string;
+      expect(statement, table).toContain(
+        `NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = '"${table}"'::regclass)`,
+      );
+      if (placement === 'reference') expect(statement, table).toContain(`create_reference_table('"${table}"')`);
+      if (placement === 'distributed') {
+        expect(statement, table).toMatch(
+          new RegExp(
+            `create_distributed_table\\('"${table}"', 'workspace_id', colocate_with => '(none|workspace_heads)'\\)`,
+          ),
+        );
+      }
+    }
+    // The co-location group's first table comes before the others.
+    expect(statements.findIndex((s) => s.includes("colocate_with => 'none'"))).toBeLessThan(
+      statements.findIndex((s) => s.includes("colocate_with => 'workspace_heads'")),
+    );
+  });
+
+  it('docs/scale-out.md names this file, its services and commands that exist, and says what was not run here', () => {
+    const uses = composeUses(scaleOutDoc);
+    expect(uses.length).toBeGreaterThan(0);
+    for (const use of uses) expect(use.file, use.line).toBe(CITUS_FILE);
+    expectUsesExist(uses, CITUS_FILE);
+    expect(scaleOutDoc).toMatch(/not been run against a live Citus cluster/);
   });
 });
 

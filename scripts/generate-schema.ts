@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildOpenApi, type Json, sortKeysDeep } from '../packages/catalog/src/openapi';
+import { distributionManifest } from '../packages/ledger/src/distribution';
 import { printGraphqlSchema } from '../services/gateway/src/graphql/print-schema';
 import { CLIENT_GENERATED_PATH, generateClientModule } from './generate-client';
 
@@ -22,6 +23,8 @@ export function generatedArtefacts(): Record<string, string> {
   return {
     'schema/openapi.json': openapi,
     'schema/schema.graphql': printGraphqlSchema(),
+    // Where each ledger table lives on a cluster distributed by workspace (docs/scale-out.md).
+    'schema/distribution.json': stableJson(distributionManifest() as Json),
     // The client is generated from the document exactly as committed, not from the catalog directly.
     [CLIENT_GENERATED_PATH]: generateClientModule(JSON.parse(openapi)),
   };

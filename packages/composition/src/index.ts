@@ -311,6 +311,8 @@ export function searchProviderFor(config: DomainConfig, ledger: Ledger): SearchP
 export interface ComposeOptions {
   /** Count SQL statements (tests). */
   onQuery?: (sqlText: string) => void;
+  /** Every statement sent to Postgres with its connection and parameters (tests). */
+  onStatement?: (connection: number, sqlText: string, params: unknown[]) => void;
   /** Who opens the embedded ledger (`gateway`, `svc mcp`, ...): named to the processes it refuses. */
   holder?: string;
   /** Told the domain's outcomes (the gateway's recall counter). */
@@ -396,6 +398,7 @@ export async function composeDomain(
     databaseUrl: config.DATABASE_URL,
     dataDir: embedded ? path.join(config.DATA_DIR, 'pglite') : undefined,
     onQuery: options.onQuery,
+    onStatement: options.onStatement,
     holder: options.holder,
     maxConnections: config.DATABASE_POOL_SIZE,
     pointReadConnections: config.DATABASE_POINT_READ_CONNECTIONS,

@@ -16,7 +16,16 @@ import {
   type Operation,
   workspaceIdSchema,
 } from '@tms/catalog';
-import type { ActorRow, CommitStamp, IdempotencyRecord, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
+import type {
+  ActorRow,
+  CommitStamp,
+  CredentialRow,
+  IdempotencyRecord,
+  InsertCollector,
+  Ledger,
+  Role,
+  Stores,
+} from '@tms/ledger';
 import { DEFAULT_FUSION, type Embedder, type FusionMethod, type SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
@@ -120,6 +129,11 @@ export class Domain {
   private readonly groupCommits: GroupCommitter | null;
   /** (issuer, subject) → actor, most recently used last: identities only, never standing. */
   private readonly actors = new Map<string, ActorRow>();
+  /**
+   * Credential id -> its workspace. A credential never changes workspace, so the mapping is kept;
+   * the credential row itself (revocation, expiry) is still read on every request.
+   */
+  private readonly credentialWorkspaces = new Map<string, string>();
   /** Commit notifications for long polls and subscriptions (one LISTEN per process, on first use). */
   readonly commitWatch: CommitWatch;
 
@@ -192,6 +206,23 @@ export class Domain {
     return actor;
   }
 
+  /** The credential row, read from its workspace alone (the directory names it once per process). */
+  private async findCredential(id: string): Promise<CredentialRow | null> {
+    const storage = this.ledger.stores.credentials;
+    let workspaceId = this.credentialWorkspaces.get(id);
+    if (workspaceId === undefined) {
+      const found = await storage.workspaceOfCredential(id);
+      if (found === null) return null;
+      workspaceId = found;
+      this.credentialWorkspaces.set(id, workspaceId);
+      if (this.credentialWorkspaces.size > ACTOR_CACHE_SIZE) {
+        const oldest = this.credentialWorkspaces.keys().next().value;
+        if (oldest !== undefined) this.credentialWorkspaces.delete(oldest);
+      }
+    }
+    return storage.getCredential(workspaceId, id);
+  }
+
   /**
    * An installation credential or service key, read from the ledger on every request (never
    * cached), so that a revocation or expiry on any process is refused on the very next request.
@@ -199,7 +230,7 @@ export class Domain {
   private async authenticateCredential(token: string): Promise<Caller> {
     const named = parseCredentialSecret(token);
     if (!named) throw new DomainError('unauthenticated', AUTH_FAILURES.credential);
-    const row = await this.ledger.stores.credentials.findCredentialForAuthentication(named.credentialId);
+    const row = await this.findCredential(named.credentialId);
     // Compare before looking at anything else, so an unknown and a wrong secret cost the same.
     const matches = secretMatches(token, row?.secretSha256 ?? UNMATCHABLE_SHA256);
     // Unknown, wrong and revoked secrets read alike: the reason never tells whether one exists.
@@ -322,7 +353,8 @@ export class Domain {
       const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
       if (key) {
         await stores.idempotency.lock(meta.caller.principal, key);
-        const existing = await stores.idempotency.find(meta.caller.principal, key);
+        // A credential's keys live in its workspace only: that lookup reads one shard.
+        const existing = await stores.idempotency.find(meta.caller.principal, key, meta.caller.boundWorkspaceId);
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
           // A purge blanked this answer: what it showed no longer exists.
@@ -384,6 +416,7 @@ export class Domain {
             access.workspaceId,
             access.standingQuery(),
             named,
+            meta.caller.boundWorkspaceId === access.workspaceId,
           );
           // Decided as a standing loaded piece by piece: a non-member is `not_found` before any replay.
           access.adopt(loaded.standing);

@@ -7,9 +7,9 @@ import { DrizzleQueryError, sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { acquireEmbeddedLock } from './embedded-lock';
+import { citusStatements, type MigrateOptions, migrateInLayout } from './layout';
 import * as schema from './schema';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -23,8 +23,13 @@ export interface OpenOptions {
   databaseUrl?: string | undefined;
   /** PGlite data directory; `memory://` (the default) keeps nothing. */
   dataDir?: string | undefined;
-  /** Called once for every SQL statement issued through Drizzle (tests count them). */
-  onQuery?: ((sqlText: string) => void) | undefined;
+  /** Called once for every SQL statement issued through Drizzle (tests count them), with its parameters. */
+  onQuery?: ((sqlText: string, params: unknown[]) => void) | undefined;
+  /**
+   * Postgres only: every statement the driver sends, with the connection it goes on (begin and
+   * commit included), so a test can tell transactions apart (the partitioned-layout test).
+   */
+  onStatement?: ((connection: number, sqlText: string, params: unknown[]) => void) | undefined;
   /** Postgres connection pool size (default 10; the gateway's is DATABASE_POOL_SIZE). */
   maxConnections?: number | undefined;
   /**
@@ -39,6 +44,10 @@ export interface OpenOptions {
   /** Who opens an embedded folder (`gateway`, `svc admin`, ...): named to anyone it refuses. */
   holder?: string | undefined;
 }
+
+/** Why `CITUS=1 svc migrate` stops on a database without Citus (after the ordinary migrations). */
+export const CITUS_MISSING =
+  'CITUS=1: this database has no citus extension (run CREATE EXTENSION citus on the coordinator)';
 
 /** What `/readyz` tells an operator, and how to fix it. */
 export const NOT_READY = {
@@ -56,8 +65,8 @@ export interface DatabaseHandle {
    */
   pointReads: Database;
   driver: 'postgres' | 'pglite';
-  /** Apply the drizzle-kit migrations (idempotent). */
-  migrate(): Promise<void>;
+  /** Apply the drizzle-kit migrations (idempotent) in a layout, then the Citus calls if asked. */
+  migrate(options?: MigrateOptions): Promise<void>;
   /** Whether migrations have been applied and the database answers. */
   ready(): Promise<boolean>;
   /** The same, with the reason when not (`/readyz`, the workers' wait for `svc migrate`). */
@@ -187,7 +196,9 @@ export function compiledStatementRunner(
 }
 
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
-  const logger: Logger | undefined = options.onQuery ? { logQuery: (query) => options.onQuery?.(query) } : undefined;
+  const logger: Logger | undefined = options.onQuery
+    ? { logQuery: (query, params) => options.onQuery?.(query, params) }
+    : undefined;
 
   if (options.databaseUrl) {
     const databaseUrl = options.databaseUrl;
@@ -200,6 +211,12 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
           ...(applicationName ? { application_name: applicationName } : {}),
         },
         connect_timeout: 5,
+        ...(options.onStatement
+          ? {
+              debug: (connection: number, text: string, params: unknown[]) =>
+                options.onStatement?.(connection, text, params),
+            }
+          : {}),
         // Reconnect within about a second once Postgres is back (the driver's default backoff grows
         // to 10-20 s, keeping the service answering 503 long after the database has recovered).
         backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
@@ -216,7 +233,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       db,
       pointReads,
       driver: 'postgres',
-      migrate: () => migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS_FOLDER }),
+      async migrate(migrateOptions) {
+        await migrateInLayout(drizzlePostgres(client), MIGRATIONS_FOLDER, migrateOptions?.layout ?? 'plain');
+        if (!migrateOptions?.citus) return;
+        const citus = await client.unsafe(`select 1 from pg_extension where extname = 'citus'`);
+        if (citus.length === 0) throw new Error(CITUS_MISSING);
+        for (const statement of citusStatements()) await client.unsafe(statement);
+      },
       ready: async () => (await readinessOf(db)).ready,
       readiness: () => readinessOf(db),
       async listen(channel, onPayload) {
@@ -230,14 +253,12 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   }
 
   // PGlite and its drizzle driver are loaded only here: a gateway on Postgres never needs them.
-  const [{ PGlite: PGliteClass }, { vector }, { drizzle: drizzlePglite }, { migrate: migratePglite }] =
-    await Promise.all([
-      import('@electric-sql/pglite'),
-      // pgvector for the semantic arm's HNSW index (decisions §11): available, created by the search provider.
-      import('@electric-sql/pglite-pgvector'),
-      import('drizzle-orm/pglite'),
-      import('drizzle-orm/pglite/migrator'),
-    ]);
+  const [{ PGlite: PGliteClass }, { vector }, { drizzle: drizzlePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    // pgvector for the semantic arm's HNSW index (decisions §11): available, created by the search provider.
+    import('@electric-sql/pglite-pgvector'),
+    import('drizzle-orm/pglite'),
+  ]);
   const dataDir = options.dataDir ?? 'memory://';
   // One process at a time on a folder (decisions §9), locked before PGlite touches it.
   const lock = dataDir.startsWith('memory://')
@@ -257,7 +278,11 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     // In process, one connection: nothing to pipeline.
     pointReads: db,
     driver: 'pglite',
-    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder: MIGRATIONS_FOLDER }),
+    async migrate(migrateOptions) {
+      // Citus is a server extension: an embedded ledger has none.
+      if (migrateOptions?.citus) throw new Error('CITUS=1 needs DATABASE_URL (a Citus coordinator)');
+      await migrateInLayout(drizzlePglite(client), MIGRATIONS_FOLDER, migrateOptions?.layout ?? 'plain');
+    },
     ready: async () => (await readinessOf(db)).ready,
     readiness: () => readinessOf(db),
     async listen(channel, onPayload) {

@@ -6,8 +6,22 @@ export {
   openDatabase,
   type Readiness,
 } from './database';
+export {
+  CROSS_WORKSPACE_STATEMENTS,
+  DISTRIBUTION_COLUMN,
+  PARTITION_COUNT,
+  type Placement,
+  TABLE_PLACEMENT,
+} from './distribution';
 export { EmbeddedLedgerLockedError, embeddedLockHolder, type LockHolder } from './embedded-lock';
 export { newId } from './ids';
+export {
+  citusStatements,
+  type DatabaseLayout,
+  type MigrateOptions,
+  partitionedStatements,
+  partitionNames,
+} from './layout';
 export { Ledger } from './ledger';
 export { decodePathKey, encodePathKey } from './path-key';
 export * as schema from './schema';

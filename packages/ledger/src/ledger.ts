@@ -1,4 +1,5 @@
 import { type DatabaseHandle, type OpenOptions, openDatabase, type Readiness } from './database';
+import type { MigrateOptions } from './layout';
 import { Stores } from './stores';
 
 const UNIQUE_VIOLATION = '23505';
@@ -32,8 +33,8 @@ export class Ledger {
     return this.handle.driver;
   }
 
-  migrate(): Promise<void> {
-    return this.handle.migrate();
+  migrate(options?: MigrateOptions): Promise<void> {
+    return this.handle.migrate(options);
   }
 
   ready(): Promise<boolean> {

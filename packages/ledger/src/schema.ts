@@ -1,6 +1,6 @@
 /**
  * The ledger tables. Every table but the directory ones (actors, enrollments, workspaces,
- * service_settings) carries `workspace_id` first in each primary and unique key, so the
+ * service_settings and the `*_directory*` tables) carries `workspace_id` first in each primary and unique key, so the
  * ledger can be distributed by workspace (decisions §1).
  *
  * Strings that clients send are stored as UTF-8 bytes (`utf8` columns) so that every
@@ -72,6 +72,41 @@ export const serviceSettings = pgTable('service_settings', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 });
+
+/**
+ * Which workspace holds each credential: a secret names its credential id, and this directory
+ * (a reference table on a cluster, docs/scale-out.md) turns the id into the workspace whose
+ * shard holds the row, so authenticating reads one shard.
+ */
+export const credentialDirectory = pgTable('credential_directory', {
+  id: text('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull(),
+});
+
+/** The workspaces each actor is a member of (a copy of `memberships` by actor, for workspaces.list). */
+export const membershipDirectory = pgTable(
+  'membership_directory',
+  {
+    actorId: text('actor_id').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.actorId, t.workspaceId] })],
+);
+
+/** Stored results of directory writes (workspaces.create), which have no workspace yet (decisions §8). */
+export const directoryIdempotencyRecords = pgTable(
+  'directory_idempotency_records',
+  {
+    principal: text('principal').notNull(),
+    key: text('key').notNull(),
+    operation: text('operation').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    status: integer('status').notNull(),
+    body: text('body').notNull(),
+    createdAt: seconds('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.principal, t.key] })],
+);
 
 // ---- per workspace ---------------------------------------------------------------------
 
@@ -241,7 +276,7 @@ export const revisions = pgTable(
 export const idempotencyRecords = pgTable(
   'idempotency_records',
   {
-    /** The selected workspace, or '' for directory operations (workspaces.create). */
+    /** The selected workspace ('' only in records written before directory_idempotency_records). */
     workspaceId: text('workspace_id').notNull(),
     principal: text('principal').notNull(),
     key: text('key').notNull(),
@@ -311,8 +346,9 @@ export const installations = pgTable(
 
 /**
  * Opaque bearer secrets: installation credentials and workspace-bound service keys. Only the
- * SHA-256 of the secret is kept. The secret names its credential id, so authentication looks
- * the row up by id (`credentials_by_id`) and compares hashes in constant time.
+ * SHA-256 of the secret is kept. The secret names its credential id: authentication finds the
+ * id's workspace in `credential_directory`, reads the row there and compares hashes in constant
+ * time.
  */
 export const credentials = pgTable(
   'credentials',

@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Change, encodePathKey, Ledger, subjectTypeOf } from '../src/index';
 import { evidenceRow, revisionRow } from './rows';
@@ -135,7 +135,7 @@ describe.each(DRIVERS)('ChangeStorage on %s', (driver) => {
     } else {
       ledger = await Ledger.open({ dataDir: 'memory://', onQuery });
     }
-    await ledger.migrate();
+    await ledger.migrate(testMigrateOptions());
     await seed(ledger);
   });
 

@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledStatementRunner } from '../src/database';
@@ -24,7 +24,7 @@ for (const driver of ['postgres', 'pglite'] as const) {
         databaseUrl: database?.url,
         onQuery: (text) => statements.push(text),
       });
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
     });
 
     afterAll(async () => {

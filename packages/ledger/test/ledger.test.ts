@@ -1,6 +1,7 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_PLACEMENT } from '../src/distribution';
 import { decodePathKey, encodePathKey, Ledger, schema } from '../src/index';
 import { evidenceRow, revisionRow } from './rows';
 
@@ -31,7 +32,12 @@ async function openFresh(driver: Driver): Promise<{ ledger: Ledger; close(): Pro
 }
 
 /** The directory tables (decisions §6): the only ones allowed to lack `workspace_id` in their keys. */
-const DIRECTORY_TABLES = new Set(['actors', 'enrollments', 'workspaces', 'service_settings']);
+/** The reference tables of schema/distribution.json: copied to every node, no workspace key. */
+const DIRECTORY_TABLES = new Set(
+  Object.entries(TABLE_PLACEMENT)
+    .filter(([, placement]) => placement === 'reference')
+    .map(([table]) => table),
+);
 
 /** The largest double below `x` (finite x). */
 function nextDown(x: number): number {
@@ -153,7 +159,7 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
       const { ledger } = opened;
       expect(ledger.driver).toBe(driver);
       expect(await ledger.ready()).toBe(false);
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
       expect(await ledger.ready()).toBe(true);
       const tables = await query<{ table_name: string }>(
         ledger,
@@ -177,13 +183,13 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
     it('a second migrate is a no-op that keeps the data', async () => {
       opened = await openFresh(driver);
       const { ledger } = opened;
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
       const applied = async () =>
         (await query<{ n: number }>(ledger, sql`select count(*)::int as n from drizzle.__drizzle_migrations`))[0]?.n;
       const before = await applied();
       expect(before).toBeGreaterThan(0);
       const actor = await ledger.stores.directory.findOrCreateActor('https://issuer.test', 'alice', 1);
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
       expect(await applied()).toBe(before);
       expect(await ledger.ready()).toBe(true);
       expect(await ledger.stores.directory.findActor('https://issuer.test', 'alice')).toEqual(actor);
@@ -196,7 +202,7 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
     beforeAll(async () => {
       opened = await openFresh(driver);
       ledger = opened.ledger;
-      await ledger.migrate();
+      await ledger.migrate(testMigrateOptions());
     });
     afterAll(() => opened?.close());
 

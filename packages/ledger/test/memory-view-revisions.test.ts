@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger';
 import type { RevisionRow } from '../src/storage/memory-storage';
@@ -63,7 +63,7 @@ describe.each([
   beforeAll(async () => {
     database = onPostgres ? await createTestDatabase('tms_view_revisions') : null;
     ledger = await Ledger.open({ databaseUrl: database?.url, onQuery: (text) => statements.push(text) });
-    await ledger.migrate();
+    await ledger.migrate(testMigrateOptions());
     await ledger.transaction(async (stores) => {
       const [first, ...later] = all;
       const memory = {

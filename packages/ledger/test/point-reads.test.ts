@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger';
@@ -27,7 +27,7 @@ describe('point reads on connections of their own (postgres)', () => {
       pointReadConnections: 1,
       onQuery: (text) => statements.push(text),
     });
-    await ledger.migrate();
+    await ledger.migrate(testMigrateOptions());
   });
 
   afterAll(async () => {

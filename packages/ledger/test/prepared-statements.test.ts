@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger';
@@ -15,7 +15,7 @@ describe('prepared statements (postgres)', () => {
   beforeAll(async () => {
     database = await createTestDatabase('tms_prepared');
     ledger = await Ledger.open({ databaseUrl: database.url, maxConnections: 1 });
-    await ledger.migrate();
+    await ledger.migrate(testMigrateOptions());
   });
 
   afterAll(async () => {

@@ -46,3 +46,11 @@ export async function createTestDatabase(prefix = 'tms_test'): Promise<TestDatab
     },
   };
 }
+
+/**
+ * How tests migrate their ledgers: `TEST_DATABASE_LAYOUT=partitioned` runs the suites on the
+ * partitioned layout (docs/scale-out.md); plain otherwise.
+ */
+export function testMigrateOptions(): { layout: 'plain' | 'partitioned' } {
+  return { layout: process.env.TEST_DATABASE_LAYOUT === 'partitioned' ? 'partitioned' : 'plain' };
+}

@@ -1,6 +1,6 @@
 export { cliLines, runSvc, type SvcRun } from './cli';
 export { ApiClient, type CallOptions, type CallResult, freshKey, sha256Hex } from './client';
-export { ADMIN_URL, createTestDatabase, type TestDatabase } from './database';
+export { ADMIN_URL, createTestDatabase, type TestDatabase, testMigrateOptions } from './database';
 export { type Gate, gate } from './gate';
 export { ALL_SCOPES, type MintOptions, TestIssuer } from './issuer';
 export { freePort } from './ports';

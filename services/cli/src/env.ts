@@ -20,6 +20,10 @@ const schema = z
     MCP_TOOLS: z.enum(['memory', 'all'] satisfies ToolSet[]).default('memory'),
     /** Recorded as the operator (`urn:tms:operator`) of `svc admin` issuance and revocation. */
     USER: z.string().min(1).optional(),
+    /** `svc migrate`: `partitioned` lays every distributed table out by hash of workspace_id (docs/scale-out.md). */
+    DATABASE_LAYOUT: z.enum(['plain', 'partitioned']).default('plain'),
+    /** `svc migrate`: `1` distributes and replicates the tables on a Citus coordinator after migrating. */
+    CITUS: z.enum(['0', '1']).default('0'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine(checkDomainEnv, listEveryProblem);

@@ -263,8 +263,9 @@ export function buildProgram(io: CliIo): Command {
     .action(
       act(io, (env) =>
         withLedger(env, 'svc migrate', async (ledger) => {
-          await ledger.migrate();
-          return 'migrations applied';
+          await ledger.migrate({ layout: env.DATABASE_LAYOUT, citus: env.CITUS === '1' });
+          const layout = env.DATABASE_LAYOUT === 'partitioned' ? ' (partitioned by workspace)' : '';
+          return `migrations applied${layout}${env.CITUS === '1' ? '; tables distributed on Citus' : ''}`;
         }),
       ),
     );

@@ -35,6 +35,8 @@ export interface RunningGateway {
 export interface GatewayOptions {
   /** Count SQL statements (tests). */
   onQuery?: (sqlText: string) => void;
+  /** Every statement sent to Postgres with its connection and parameters (the partitioned-layout test). */
+  onStatement?: (connection: number, sqlText: string, params: unknown[]) => void;
   logger?: Logger;
   /** Operation timeout override (tests provoke timeouts with a short one). */
   timeoutMs?: number;
@@ -154,6 +156,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
   const composed = await composeDomain(env, {
     onQuery: options.onQuery,
+    onStatement: options.onStatement,
     holder: 'gateway',
     rateLimitStore: rateLimitStoreLog(logger),
     observer: {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@tms/telemetry';
-import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
+import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer, testMigrateOptions } from '@tms/testkit';
 import { parseEnv } from '../src/env';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../src/gateway';
 
@@ -47,6 +47,10 @@ export interface HarnessOptions {
   lagWatch?: boolean;
   /** Skip migrations (to test readiness before `svc migrate`). */
   migrate?: boolean;
+  /** The layout `svc migrate` gives the database (default: TEST_DATABASE_LAYOUT, else plain). */
+  layout?: 'plain' | 'partitioned';
+  /** Every statement sent to Postgres, with its connection and parameters. */
+  onStatement?: (connection: number, sqlText: string, params: unknown[]) => void;
 }
 
 /** A real gateway on loopback over a fresh database (Postgres) or data directory (PGlite). */
@@ -89,13 +93,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   if (database && options.migrate !== false) {
     const { Ledger } = await import('@tms/ledger');
     const ledger = await Ledger.open({ databaseUrl: database.url });
-    await ledger.migrate();
+    await ledger.migrate(options.layout ? { layout: options.layout } : testMigrateOptions());
     await ledger.close();
   }
   const gateway = await startGateway(env, {
     logger,
     timeoutMs: options.timeoutMs,
     lagWatch: options.lagWatch ?? false,
+    onStatement: options.onStatement,
     onQuery: (text) => {
       queries.count += 1;
       queries.texts.push(text);
@@ -141,8 +146,11 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       const { sql } = await import('drizzle-orm');
       const rowsOf = <T>(result: unknown) => (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
       const columns = rowsOf<{ table_name: string; column_name: string; data_type: string }>(
+        // A partition's rows show through its parent (the partitioned layout): parents only.
         await db.execute(sql`select table_name, column_name, data_type from information_schema.columns
-          where table_schema = 'public' and data_type in ('text', 'bytea', 'ARRAY', 'jsonb')`),
+          where table_schema = 'public' and data_type in ('text', 'bytea', 'ARRAY', 'jsonb')
+            and not exists (select 1 from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                             where n.nspname = 'public' and c.relname = table_name and c.relispartition)`),
       );
       if (columns.length < 10) throw new Error('the ledger schema was not found');
       const found: string[] = [];

@@ -107,14 +107,14 @@ export class ChangeStorage {
         left join (
           select p.sequence, p.recorded_at, p.operation, p.actor_id, s.id as subject_id, s.position,
                  coalesce(
-                   (select n.id from namespaces n where n.workspace_id = p.workspace_id and n.id = s.id),
-                   (select e.namespace_id from evidence e where e.workspace_id = p.workspace_id and e.id = s.id),
+                   (select n.id from namespaces n where n.workspace_id = ${workspaceId} and n.id = s.id),
+                   (select e.namespace_id from evidence e where e.workspace_id = ${workspaceId} and e.id = s.id),
                    (select ve.namespace_id from verifications v
-                      join evidence ve on ve.workspace_id = v.workspace_id and ve.id = v.evidence_id
-                     where v.workspace_id = p.workspace_id and v.id = s.id),
-                   (select m.namespace_id from memories m where m.workspace_id = p.workspace_id and m.id = s.id),
-                   (select r.namespace_id from revisions r where r.workspace_id = p.workspace_id and r.id = s.id),
-                   (select d.namespace_id from deletion_receipts d where d.workspace_id = p.workspace_id and d.id = s.id)
+                      join evidence ve on ve.workspace_id = ${workspaceId} and ve.id = v.evidence_id
+                     where v.workspace_id = ${workspaceId} and v.id = s.id),
+                   (select m.namespace_id from memories m where m.workspace_id = ${workspaceId} and m.id = s.id),
+                   (select r.namespace_id from revisions r where r.workspace_id = ${workspaceId} and r.id = s.id),
+                   (select d.namespace_id from deletion_receipts d where d.workspace_id = ${workspaceId} and d.id = s.id)
                  ) as resolved_namespace_id
             from (select c.workspace_id, c.sequence, c.recorded_at, c.operation, c.actor_id, c.subject_ids
                     from commits c

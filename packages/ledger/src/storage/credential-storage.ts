@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Database } from '../database';
 import { afterPosition } from '../rows';
-import { credentials, installations } from '../schema';
+import { credentialDirectory, credentials, installations } from '../schema';
 
 export type InstallationRow = typeof installations.$inferSelect;
 export type CredentialRow = typeof credentials.$inferSelect;
@@ -63,8 +63,10 @@ export class CredentialStorage {
     return true;
   }
 
+  /** The credential and its directory entry (one workspace's row plus a reference row). */
   async insertCredential(row: CredentialRow): Promise<void> {
     await this.db.insert(credentials).values(row);
+    await this.db.insert(credentialDirectory).values({ id: row.id, workspaceId: row.workspaceId });
   }
 
   async getCredential(workspaceId: string, id: string): Promise<CredentialRow | null> {
@@ -76,12 +78,16 @@ export class CredentialStorage {
   }
 
   /**
-   * The credential a presented secret names, in whichever workspace holds it. Ids are unique
-   * by construction (120 random bits); the hash comparison is the caller's job.
+   * The workspace holding the credential a presented secret names, from the directory (a
+   * reference table on a cluster), so that the credential itself is then read from one shard.
+   * Ids are unique by construction (120 random bits).
    */
-  async findCredentialForAuthentication(id: string): Promise<CredentialRow | null> {
-    const rows = await this.db.select().from(credentials).where(eq(credentials.id, id)).limit(2);
-    return rows.length === 1 ? (rows[0] ?? null) : null;
+  async workspaceOfCredential(id: string): Promise<string | null> {
+    const rows = await this.db
+      .select({ workspaceId: credentialDirectory.workspaceId })
+      .from(credentialDirectory)
+      .where(eq(credentialDirectory.id, id));
+    return rows[0]?.workspaceId ?? null;
   }
 
   async listCredentials(

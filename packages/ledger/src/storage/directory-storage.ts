@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { newId } from '../ids';
 import { afterPosition } from '../rows';
-import { actors, enrollments, memberships, serviceSettings, workspaces } from '../schema';
+import { actors, enrollments, membershipDirectory, serviceSettings, workspaces } from '../schema';
 
 export type ActorRow = typeof actors.$inferSelect;
 export type WorkspaceRow = typeof workspaces.$inferSelect;
@@ -68,7 +68,10 @@ export class DirectoryStorage {
     return rows[0] ?? null;
   }
 
-  /** Workspaces where the actor is a member, by (created_at, id), after a cursor position. */
+  /**
+   * Workspaces where the actor is a member, by (created_at, id), after a cursor position: from
+   * reference tables only, so on a cluster any node answers without visiting a shard.
+   */
   async listWorkspacesOf(
     actorId: string,
     after: { createdAt: number; id: string } | null,
@@ -83,8 +86,8 @@ export class DirectoryStorage {
         createdBy: workspaces.createdBy,
       })
       .from(workspaces)
-      .innerJoin(memberships, eq(memberships.workspaceId, workspaces.id))
-      .where(and(eq(memberships.actorId, actorId), position))
+      .innerJoin(membershipDirectory, eq(membershipDirectory.workspaceId, workspaces.id))
+      .where(and(eq(membershipDirectory.actorId, actorId), position))
       .orderBy(asc(workspaces.createdAt), asc(workspaces.id))
       .limit(limit);
   }

@@ -1,7 +1,7 @@
 import { and, arrayOverlaps, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
-import { idempotencyRecords, namespaces } from '../schema';
+import { directoryIdempotencyRecords, idempotencyRecords, namespaces } from '../schema';
 import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRow,
@@ -16,6 +16,12 @@ import {
 } from './read-view';
 
 export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
+
+/** A directory record (`d`) shaped as an `IdempotencyRecord` (no workspace, shows no ledger ids). */
+const directoryRecordJson = sql`json_build_object('workspaceId', '', 'principal', d.principal, 'key', d.key, 'operation', d.operation, 'fingerprint', d.fingerprint, 'status', d.status, 'body', d.body, 'subjectIds', '{}'::text[], 'createdAt', d.created_at)`;
+
+/** Directory writes (workspaces.create) have no workspace: their records are `workspaceId` ''. */
+const DIRECTORY_SCOPE = '';
 
 export class IdempotencyStorage {
   constructor(private readonly db: Database) {}
@@ -54,7 +60,8 @@ export class IdempotencyStorage {
   /**
    * After `lock`: the record under this principal and key, with the caller's standing in a
    * workspace and the namespaces a write names, in one statement (its snapshot is taken after
-   * the lock was granted, so it sees the record of whoever held the lock before).
+   * the lock was granted, so it sees the record of whoever held the lock before). A principal
+   * bound to this workspace (a credential) has its records here only.
    */
   async findWithStanding(
     principal: string,
@@ -62,14 +69,17 @@ export class IdempotencyStorage {
     workspaceId: string,
     query: StandingQuery,
     namespaceIds: readonly string[],
+    principalBoundToWorkspace = false,
   ): Promise<{ record: IdempotencyRecord | null; standing: Standing; namespaces: NamespaceRow[] }> {
     const document = await selectShapedDocument(
       this.db,
-      'idempotency.findWithStanding',
+      principalBoundToWorkspace ? 'idempotency.findWithStanding.bound' : 'idempotency.findWithStanding',
       { principal, key, workspaceId, query, namespaceIds },
       ({ principal, key, workspaceId, query, namespaceIds }) => {
         const named = namedNamespaces(workspaceId, namespaceIds);
-        const record = sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1)`;
+        const record = principalBoundToWorkspace
+          ? sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.workspace_id = ${workspaceId} and i.principal = ${principal} and i.key = ${key})`
+          : sql`coalesce((select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1), (select ${directoryRecordJson} from directory_idempotency_records d where d.principal = ${principal} and d.key = ${key}))`;
         return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}, 'record', ${record}`;
       },
     );
@@ -81,18 +91,44 @@ export class IdempotencyStorage {
     };
   }
 
-  /** The record under this principal and key, in whichever workspace it was used. */
-  async find(principal: string, key: string): Promise<IdempotencyRecord | null> {
+  /**
+   * The record under this principal and key, in whichever workspace (or the directory) it was
+   * used. A principal bound to one workspace (a credential) uses its keys there only, so its
+   * records are looked up in that workspace alone.
+   */
+  async find(
+    principal: string,
+    key: string,
+    boundWorkspaceId: string | null = null,
+  ): Promise<IdempotencyRecord | null> {
     const rows = await this.db
       .select()
       .from(idempotencyRecords)
-      .where(and(eq(idempotencyRecords.principal, principal), eq(idempotencyRecords.key, key)))
+      .where(
+        and(
+          boundWorkspaceId === null ? undefined : eq(idempotencyRecords.workspaceId, boundWorkspaceId),
+          eq(idempotencyRecords.principal, principal),
+          eq(idempotencyRecords.key, key),
+        ),
+      )
       .limit(1);
-    return rows[0] ?? null;
+    if (rows[0] || boundWorkspaceId !== null) return rows[0] ?? null;
+    const directory = await this.db
+      .select()
+      .from(directoryIdempotencyRecords)
+      .where(and(eq(directoryIdempotencyRecords.principal, principal), eq(directoryIdempotencyRecords.key, key)));
+    const found = directory[0];
+    return found ? { ...found, workspaceId: DIRECTORY_SCOPE, subjectIds: [] } : null;
   }
 
+  /** A workspace's record joins its rows; a directory write's goes to the (reference) directory table. */
   async insert(record: IdempotencyRecord): Promise<void> {
-    await this.db.insert(idempotencyRecords).values(record);
+    if (record.workspaceId !== DIRECTORY_SCOPE) {
+      await this.db.insert(idempotencyRecords).values(record);
+      return;
+    }
+    const { workspaceId: _scope, subjectIds: _shown, ...rest } = record;
+    await this.db.insert(directoryIdempotencyRecords).values(rest);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { memberships, namespaces } from '../schema';
+import { membershipDirectory, memberships, namespaces } from '../schema';
 import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRows,
@@ -61,12 +61,14 @@ export class MembershipStorage {
       .orderBy(asc(memberships.position));
   }
 
-  /** Replace the whole member list (in the order given). */
+  /** Replace the whole member list (in the order given), and the actors' directory entries with it. */
   async replace(workspaceId: string, members: readonly MemberRow[]): Promise<void> {
     await this.db.delete(memberships).where(eq(memberships.workspaceId, workspaceId));
+    await this.db.delete(membershipDirectory).where(eq(membershipDirectory.workspaceId, workspaceId));
     if (members.length === 0) return;
     await this.db
       .insert(memberships)
       .values(members.map((m, position) => ({ workspaceId, actorId: m.actorId, role: m.role, position })));
+    await this.db.insert(membershipDirectory).values(members.map((m) => ({ workspaceId, actorId: m.actorId })));
   }
 }

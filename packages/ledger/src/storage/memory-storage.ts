@@ -226,7 +226,8 @@ export class MemoryStorage {
    * was current at knownAt and valid at asOf, unpurged, ordered by memory id; with each row its
    * memory's highest generation recorded by `knownAt` (as `generationsAt`), in one statement. The
    * outer table is named in full in the subquery: Drizzle leaves columns unqualified in a
-   * one-table select.
+   * one-table select. The subquery names the workspace itself, so that it reads one partition
+   * (one shard on a cluster).
    */
   async listCurrentWithGenerations(
     workspaceId: string,
@@ -245,7 +246,7 @@ export class MemoryStorage {
         revision: revisions,
         generation: sql<
           string | number
-        >`(select max(g.generation) from revisions g where g.workspace_id = "revisions"."workspace_id" and g.memory_id = "revisions"."memory_id" and g.recorded_at <= ${knownAt})`,
+        >`(select max(g.generation) from revisions g where g.workspace_id = ${workspaceId} and g.memory_id = "revisions"."memory_id" and g.recorded_at <= ${knownAt})`,
       })
       .from(revisions)
       .where(

@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../src/index';
+import { migrateInLayout } from '../src/layout';
+import { rowsOf } from '../src/rows';
+
+const MIGRATIONS = path.join(import.meta.dirname, '../drizzle');
+
+/** The migrations folder as it was before `0003_directories`. */
+function foldersBefore(tag: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-migrations-'));
+  const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS, 'meta/_journal.json'), 'utf8'));
+  const index = journal.entries.findIndex((e: { tag: string }) => e.tag === tag);
+  journal.entries = journal.entries.slice(0, index);
+  fs.mkdirSync(path.join(dir, 'meta'));
+  fs.writeFileSync(path.join(dir, 'meta/_journal.json'), JSON.stringify(journal));
+  for (const entry of journal.entries) {
+    fs.copyFileSync(path.join(MIGRATIONS, `${entry.tag}.sql`), path.join(dir, `${entry.tag}.sql`));
+  }
+  return dir;
+}
+
+describe('migration 0003_directories', () => {
+  const before = foldersBefore('0003_directories');
+  afterAll(() => fs.rmSync(before, { recursive: true, force: true }));
+
+  it('copies existing credentials, memberships and workspaces.create answers into the directories', async () => {
+    const ledger = await Ledger.open({});
+    try {
+      await migrateInLayout(ledger.handle.db, before, 'plain');
+      const db = ledger.handle.db;
+      await db.execute(sql`insert into credentials (workspace_id, id, kind, name, actor_id, secret_sha256, capabilities, created_at, created_by)
+        values ('ws_a', 'cred_old', 'service_key', 'old'::bytea, 'act_1', 'ff', '{read}', 1, 'act_0')`);
+      await db.execute(
+        sql`insert into memberships (workspace_id, actor_id, role, position) values ('ws_a', 'act_0', 'admin', 0)`,
+      );
+      await db.execute(sql`insert into idempotency_records (workspace_id, principal, key, operation, fingerprint, status, body, created_at)
+        values ('', 'user:1', 'k1', 'workspaces.create', 'fp', 200, '{}', 1), ('ws_a', 'user:1', 'k2', 'memories.create', 'fp2', 200, '{}', 1)`);
+      await ledger.migrate();
+      expect(await ledger.stores.credentials.workspaceOfCredential('cred_old')).toBe('ws_a');
+      expect((await ledger.stores.credentials.getCredential('ws_a', 'cred_old'))?.id).toBe('cred_old');
+      const members = rowsOf<{ actor_id: string; workspace_id: string }>(
+        await db.execute(sql`select actor_id, workspace_id from membership_directory`),
+      );
+      expect(members).toEqual([{ actor_id: 'act_0', workspace_id: 'ws_a' }]);
+      const directoryRecord = await ledger.stores.idempotency.find('user:1', 'k1');
+      expect(directoryRecord).toMatchObject({ workspaceId: '', operation: 'workspaces.create', fingerprint: 'fp' });
+      const left = rowsOf<{ key: string }>(await db.execute(sql`select key from idempotency_records order by key`));
+      expect(left).toEqual([{ key: 'k2' }]);
+    } finally {
+      await ledger.close();
+    }
+  });
+});
