@@ -16,7 +16,16 @@ import {
   type Operation,
   workspaceIdSchema,
 } from '@tms/catalog';
-import type { ActorRow, CommitStamp, IdempotencyRecord, InsertCollector, Ledger, Role, Stores } from '@tms/ledger';
+import type {
+  ActorRow,
+  ChainedCommit,
+  CommitStamp,
+  IdempotencyRecord,
+  InsertCollector,
+  Ledger,
+  Role,
+  Stores,
+} from '@tms/ledger';
 import { DEFAULT_FUSION, type Embedder, type FusionMethod, type SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
 import { type Caller, CREDENTIAL_ISSUER, OPERATOR_ISSUER } from './caller';
@@ -54,6 +63,12 @@ const ACTOR_CACHE_SIZE = 10_000;
  * in a batch does not see its batch-mates' rows, so it must not depend on them (fresh ids only).
  */
 const GROUP_COMMITTED: ReadonlySet<string> = new Set(['memories.create']);
+
+/** The commit a write made in its own transaction, chained once its rows are written. */
+interface SingleCommit {
+  commit: Omit<ChainedCommit, 'chainHash'>;
+  previousChainHash: string | null;
+}
 
 /** Compared against when no credential row exists, so that both paths hash and compare. */
 const UNMATCHABLE_SHA256 = '0'.repeat(64);
@@ -331,6 +346,8 @@ export class Domain {
         }
       }
       const answer = await handler(input, ctx);
+      // Its rows are written: the commit takes its chain hash from them (docs/ledger-proofs.md).
+      if (ctx.committed) await stores.chain.seal(ctx.committed.commit, ctx.committed.previousChainHash);
       const json = JSON.stringify(answer);
       // A dry run writes nothing, not even its idempotency record.
       if (key && input.dry_run !== true) {
@@ -455,7 +472,7 @@ export class Domain {
     groupCommit: ((workspaceId: string, subjectIds: string[]) => Promise<CommitStamp>) | null = null,
     /** A write that loads its standing itself, in one statement with its idempotency record. */
     writeStanding: ((access: WorkspaceAccess) => Promise<void>) | null = null,
-  ): Promise<HandlerContext & { shown: Set<string> }> {
+  ): Promise<HandlerContext & { shown: Set<string>; committed: SingleCommit | null }> {
     const access = await this.resolveWorkspace(operation, input, meta, stores, deferStanding || writeStanding !== null);
     if (access && writeStanding) await writeStanding(access);
     else if (access && deferStanding && !STANDING_IN_HANDLER.has(operation.name)) {
@@ -463,8 +480,9 @@ export class Domain {
     }
     let now: Promise<number> | null = null;
     const shown = new Set<string>();
-    return {
+    const context: HandlerContext & { shown: Set<string>; committed: SingleCommit | null } = {
       shown,
+      committed: null,
       shows(ids) {
         for (const id of ids) shown.add(id);
       },
@@ -483,15 +501,17 @@ export class Domain {
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         if (groupCommit) return groupCommit(workspaceId, subjectIds);
-        const stamp = await stores.commits.allocate(workspaceId);
-        await stores.commits.insert({
+        const { previousChainHash, ...stamp } = await stores.commits.allocate(workspaceId);
+        const commit = {
           workspaceId,
           sequence: stamp.sequence,
           recordedAt: stamp.recordedAt,
           operation: operation.name,
           actorId: meta.caller.actorId,
           subjectIds,
-        });
+        };
+        await stores.commits.insert(commit);
+        context.committed = { commit, previousChainHash };
         return stamp;
       },
       now() {
@@ -504,6 +524,7 @@ export class Domain {
         return now;
       },
     };
+    return context;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { type ChainingProgress, chainOlderLedgers } from './chain-migration';
 import { type DatabaseHandle, type OpenOptions, openDatabase, type Readiness } from './database';
 import { Stores } from './stores';
 
@@ -32,8 +33,13 @@ export class Ledger {
     return this.handle.driver;
   }
 
-  migrate(): Promise<void> {
-    return this.handle.migrate();
+  /**
+   * Apply the SQL migrations, then chain any ledger written before the hash chain existed
+   * (docs/ledger-proofs.md), reporting its progress.
+   */
+  async migrate(onChaining?: (progress: ChainingProgress) => void): Promise<void> {
+    await this.handle.migrate();
+    await chainOlderLedgers(this, onChaining);
   }
 
   ready(): Promise<boolean> {

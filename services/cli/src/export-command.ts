@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { type ExportPlan, planExport } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
-import { progressBar } from './index-command';
+import { progressBar } from './progress';
 
 /** Commits read per page: each page is at most six statements and a bounded set of rows. */
 export const EXPORT_BATCH = 500;
