@@ -38,6 +38,7 @@ import { describeIssues, invalidInput } from './error-detail';
 import { DomainError } from './errors';
 import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
 import { HANDLERS } from './handlers';
+import { LedgerSigningKey } from './ledger-key';
 import { RequestLoaders } from './loaders';
 import { QueryVectors } from './query-vectors';
 import type { RateLimiter } from './rate-limiter';
@@ -126,6 +127,7 @@ export interface DomainOptions {
 
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
+  private ledgerKeyPromise: Promise<LedgerSigningKey> | null = null;
   private readonly rateLimiter: RateLimiter | null;
   private readonly settings: DomainSettings;
   private readonly observer: DomainObserver;
@@ -496,6 +498,7 @@ export class Domain {
       queryVectors: this.queryVectors,
       deadline: meta.deadline ?? null,
       commitWatch: this.commitWatch,
+      ledgerKey: () => this.ledgerKey(),
       settings: this.settings,
       observer: this.observer,
       async commit(workspaceId, subjectIds) {
@@ -615,6 +618,15 @@ export class Domain {
       role: await stores.memberships.roleOf(workspaceId, caller.actorId),
       workspaceExists: true,
     });
+  }
+
+  /** The key that signs ledger heads; its public half is the JWKS the gateway publishes. */
+  ledgerKey(): Promise<LedgerSigningKey> {
+    this.ledgerKeyPromise ??= LedgerSigningKey.load(this.ledger.stores).catch((error) => {
+      this.ledgerKeyPromise = null;
+      throw error;
+    });
+    return this.ledgerKeyPromise;
   }
 
   private cursors(): Promise<CursorCodec> {

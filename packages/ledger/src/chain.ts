@@ -24,6 +24,15 @@ import type { NamespaceRow } from './storage/namespace-storage';
 import type { DeletionReceiptRow } from './storage/receipt-storage';
 import type { WebhookRow } from './storage/webhook-storage';
 
+/**
+ * Set (to true) only by the bench's comparison build of the gateway (`pnpm bench`, esbuild
+ * `define`), which measures writes with and without chaining in one run; never in a service.
+ */
+declare const __TMS_BENCH_UNCHAINED__: boolean | undefined;
+
+/** Whether writes chain their commits (always, except in that bench build). */
+export const CHAINING: boolean = typeof __TMS_BENCH_UNCHAINED__ === 'undefined' || !__TMS_BENCH_UNCHAINED__;
+
 /** The chain hash "before" sequence 1. */
 export const GENESIS_CHAIN_HASH = '0'.repeat(64);
 

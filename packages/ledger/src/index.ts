@@ -11,7 +11,7 @@ export {
   sha256Hex,
   walkChain,
 } from './chain';
-export type { ChainingProgress } from './chain-migration';
+export { type ChainingProgress, chainOlderLedgers } from './chain-migration';
 export {
   type Database,
   type DatabaseHandle,

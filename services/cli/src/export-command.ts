@@ -75,7 +75,8 @@ async function writeLines(plan: ExportPlan, out: NodeJS.WritableStream, progress
       let chunk = '';
       for (const line of lines) chunk += `${JSON.stringify(line)}\n`;
       if (chunk !== '') await write(out, chunk);
-      progress.update(lines.length, lastSequence);
+      // Rows are the resources; the commit lines carrying the chain are not counted among them.
+      progress.update(lines.filter((line) => line.type !== 'commit').length, lastSequence);
       after = lastSequence;
     }
   } finally {

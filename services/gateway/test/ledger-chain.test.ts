@@ -1,6 +1,7 @@
 import { planExport } from '@tms/domain';
 import {
   type ChainVerdict,
+  chainOlderLedgers,
   GENESIS_CHAIN_HASH,
   type Ledger,
   schema,
@@ -209,7 +210,6 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     expect(await verify(ledger, ws)).toMatchObject({ intact: false, sequence: 1 });
     // A write before the migration runs leaves its chain hash to the migration.
     await createMemory(api, ns.id, 'written before the migration');
-    const { chainOlderLedgers } = await import('../../../packages/ledger/src/chain-migration');
     const seen: number[] = [];
     expect(await chainOlderLedgers(ledger, (p) => p.workspaceId === ws && seen.push(p.sequence), 5)).toBeGreaterThan(0);
     expect(seen).toEqual([5, 10, 12]);

@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, isNull, lte, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import {
+  CHAINING,
   type CommitDigestInput,
   commitDigest,
   digestInputOf,
@@ -162,7 +163,7 @@ export class ChainStorage {
    * the workspace is not chained yet, and `svc migrate` chains the commit later).
    */
   async seal(commit: Omit<ChainedCommit, 'chainHash'>, previous: string | null): Promise<string | null> {
-    if (previous === null) return null;
+    if (previous === null || !CHAINING) return null;
     const [input] = await this.digestInputs(commit.workspaceId, [{ ...commit, chainHash: null }]);
     const chainHash = nextChainHash(previous, commitDigest(input as CommitDigestInput));
     await this.db.execute(sql`
@@ -179,6 +180,33 @@ export class ChainStorage {
   async chainHashAt(workspaceId: string, sequence: number): Promise<string | null> {
     if (sequence === 0) return GENESIS_CHAIN_HASH;
     return (await this.commit(workspaceId, sequence))?.chainHash ?? null;
+  }
+
+  /**
+   * The namespace of a revision, evidence or verification and the sequence of the commit that
+   * wrote it (purged rows included: a proof carries hashes only); null when there is none.
+   */
+  async writerOf(workspaceId: string, id: string): Promise<{ namespaceId: string; sequence: number } | null> {
+    const kind = recordKindOf(id);
+    if (kind === 'revision' || kind === 'evidence') {
+      const table = kind === 'revision' ? revisions : evidence;
+      const rows = await this.db
+        .select({ namespaceId: table.namespaceId, sequence: table.commitSequence })
+        .from(table)
+        .where(and(eq(table.workspaceId, workspaceId), eq(table.id, id)));
+      return rows[0] ?? null;
+    }
+    if (kind !== 'verification') return null;
+    // A verification's commit is the one recorded at its time that names it.
+    const result = await this.db.execute(sql`
+      select e.namespace_id, c.sequence
+        from ${verifications} v
+        join ${evidence} e on e.workspace_id = v.workspace_id and e.id = v.evidence_id
+        join ${commits} c on c.workspace_id = v.workspace_id and c.recorded_at = v.recorded_at
+                         and v.id = any(c.subject_ids)
+       where v.workspace_id = ${workspaceId} and v.id = ${id}`);
+    const row = rowsOf<{ namespace_id: string; sequence: string | number }>(result)[0];
+    return row ? { namespaceId: row.namespace_id, sequence: Number(row.sequence) } : null;
   }
 
   /** Workspaces whose head is not chained yet (ledgers written before the chain existed). */

@@ -1,6 +1,6 @@
 import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
-import { commitDigest, digestInputOf, emptySources, nextChainHash } from '../chain';
+import { CHAINING, commitDigest, digestInputOf, emptySources, nextChainHash } from '../chain';
 import { compiledStatementRunner, type Database } from '../database';
 import { commits, idempotencyRecords, memories, revisions, workspaceHeads } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
@@ -43,7 +43,7 @@ export class InsertCollector {
    */
   chain(workspaceId: string, previous: string | null): void {
     const collected = (this.rows.get(commits) ?? []) as (typeof commits.$inferInsert)[];
-    if (previous === null || collected.length === 0) return;
+    if (previous === null || collected.length === 0 || !CHAINING) return;
     const sources = emptySources();
     for (const row of (this.rows.get(memories) ?? []) as MemoryRow[]) sources.memories.set(row.id, row);
     for (const row of (this.rows.get(revisions) ?? []) as RevisionRow[]) sources.revisions.set(row.id, row);

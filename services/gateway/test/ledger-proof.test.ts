@@ -1,0 +1,134 @@
+import { chainOlderLedgers, verifyWorkspaceChain } from '@tms/ledger';
+import { sha256Hex } from '@tms/testkit';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createClient,
+  type LedgerJwk,
+  type LedgerProof,
+  type TmsClient,
+  verifyLedgerHead,
+  verifyProof,
+} from '../../../packages/client/src';
+import { DRIVERS, type Harness, startHarness } from './harness';
+
+/*
+ * Proofs from the live service checked by the client with SHA-256 and the published JWKS; each
+ * one-field alteration is refused; an auditor who kept a signed head sees a later rewrite.
+ */
+
+/** A copy of `proof` with one field changed, for every field a proof has. */
+function alterations(proof: LedgerProof): [string, LedgerProof][] {
+  const flip = (hex: string) => `${hex[0] === '0' ? '1' : '0'}${hex.slice(1)}`;
+  const head = proof.head.head;
+  const withHead = (changed: Partial<typeof head>): LedgerProof => ({
+    ...proof,
+    head: { ...proof.head, head: { ...head, ...changed } },
+  });
+  const input = JSON.parse(proof.digest_input) as { recorded_at: number };
+  return [
+    ['subject_id', { ...proof, subject_id: `${proof.subject_id.slice(0, -1)}x` }],
+    ['sequence', { ...proof, sequence: proof.sequence + 1 }],
+    ['previous_chain_hash', { ...proof, previous_chain_hash: flip(proof.previous_chain_hash) }],
+    ['digest_input', { ...proof, digest_input: JSON.stringify({ ...input, recorded_at: input.recorded_at + 1 }) }],
+    ['links', { ...proof, links: proof.links.map((l, i) => (i === 0 ? flip(l) : l)) }],
+    ['head.workspace_id', withHead({ workspace_id: 'ws_other' })],
+    ['head.sequence', withHead({ sequence: head.sequence + 1 })],
+    ['head.recorded_at', withHead({ recorded_at: head.recorded_at + 1 })],
+    ['head.chain_hash', withHead({ chain_hash: flip(head.chain_hash) })],
+    ['head.signature', { ...proof, head: { ...proof.head, signature: `${proof.head.signature.slice(0, -2)}AA` } }],
+  ];
+}
+
+describe.each(DRIVERS)('ledger proofs through @tms/client (%s)', (driver) => {
+  let h: Harness;
+  let client: TmsClient;
+  let workspace: string;
+  let jwks: { keys: LedgerJwk[] };
+  let namespaceId: string;
+
+  beforeAll(async () => {
+    h = await startHarness({ driver });
+    const created = await h.workspace();
+    workspace = created.id;
+    client = createClient({ baseUrl: h.url, token: await created.owner.token(), workspace });
+    // The keys are public: fetched without a token.
+    jwks = (await (await fetch(`${h.url}/.well-known/ledger-keys.json`)).json()) as { keys: LedgerJwk[] };
+    namespaceId = (await client.namespaces.create({ parent_id: null, name: 'facts' })).namespace.id;
+  });
+  afterAll(() => h?.close());
+
+  const create = (text: string) =>
+    client.memories.create({ namespace_id: namespaceId, kind: 'claim', text, valid_from: 0 });
+
+  it('a signed head verifies with the published key; a proof reaches it with SHA-256 alone', async () => {
+    expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' })]);
+    const written = await create('the sky is blue');
+    await create('written after it');
+    const head = await client.ledger.head();
+    expect(head.head).toMatchObject({ workspace_id: workspace, sequence: written.commit.sequence + 1 });
+    expect(await verifyLedgerHead(head, jwks)).toBe(true);
+    expect(await verifyLedgerHead({ ...head, head: { ...head.head, sequence: 1 } }, jwks)).toBe(false);
+
+    const proof = await client.ledger.proof({ id: written.revision.id });
+    expect(proof).toMatchObject({ sequence: written.commit.sequence, links: [expect.any(String)] });
+    const verdict = await verifyProof(proof, { jwks, pinnedHead: head.head });
+    expect(verdict).toMatchObject({
+      valid: true,
+      record: { id: written.revision.id, text_sha256: sha256Hex('the sky is blue') },
+    });
+    // The proof carries hashes only.
+    expect(JSON.stringify(proof)).not.toContain('the sky is blue');
+
+    for (const [field, altered] of alterations(proof)) {
+      expect((await verifyProof(altered, { jwks })).valid, field).toBe(false);
+    }
+  });
+
+  it('a purged revision still has a proof, with hashes only', async () => {
+    const written = await create('to be forgotten');
+    await client.memories.forget({ id: written.memory.id, mode: 'purge', expected_generation: 1 });
+    const proof = await client.ledger.proof({ id: written.revision.id });
+    expect(await verifyProof(proof, { jwks })).toMatchObject({
+      valid: true,
+      record: { text_sha256: sha256Hex('to be forgotten') },
+    });
+  });
+
+  it('an auditor who kept a head sees a history rewritten after it, even with the chain recomputed', async () => {
+    const written = await create('what was said');
+    const kept = await client.ledger.head();
+    expect(await verifyLedgerHead(kept, jwks)).toBe(true);
+    const ledger = h.gateway.ledger;
+    const rewrite = sql`update revisions set text = convert_to('what was not said', 'UTF8')
+      where workspace_id = ${workspace} and id = ${written.revision.id}`;
+    await ledger.handle.db.execute(rewrite);
+
+    // Rows changed, chain left alone: the proof no longer reaches even the service's own head.
+    const naive = await client.ledger.proof({ id: written.revision.id, head_sequence: kept.head.sequence });
+    expect(await verifyProof(naive, { jwks })).toMatchObject({ valid: false });
+
+    // The forger recomputes every chain hash: the service's checks and a fresh proof agree again...
+    await ledger.handle.db.execute(sql`update commits set chain_hash = null where workspace_id = ${workspace}`);
+    await ledger.handle.db.execute(sql`update workspace_heads set chain_hash = null where workspace_id = ${workspace}`);
+    await chainOlderLedgers(ledger);
+    expect((await ledger.snapshot((s) => verifyWorkspaceChain(s, workspace))).intact).toBe(true);
+    const forged = await client.ledger.proof({ id: written.revision.id, head_sequence: kept.head.sequence });
+    expect(await verifyProof(forged, { jwks })).toMatchObject({ valid: true });
+    // ...but not with the head the auditor kept.
+    expect(await verifyProof(forged, { jwks, pinnedHead: kept.head })).toEqual({
+      valid: false,
+      reason: 'the chain no longer matches the head kept',
+    });
+  });
+
+  it('refuses a subject it cannot prove and a head outside the chain', async () => {
+    const written = await create('bounds');
+    await expect(client.ledger.proof({ id: 'rev_000000000000000000000000' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(client.ledger.proof({ id: written.revision.id, head_sequence: 1 })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+  });
+});
