@@ -17,12 +17,12 @@ const DOC = fs.readFileSync(
 
 const TEXT_SHA256 = '6ccac70055552946b45e02da712ccf19d750bce5275ddb9016a89649ad54c0de';
 const D1_TEXT =
-  '{"actor_id":"act_alice","operation":"workspaces.create","records":[{"created_at":1700000000.25,"created_by":"act_alice","id":"ws_demo","kind":"workspace"}],"recorded_at":1700000000.25,"sequence":1,"workspace_id":"ws_demo"}';
-const D1 = 'eefff90efd4fc09812a4c8bc8f82d4d33138079844312a9ac60bc9dbb7d9dfad';
-const C1 = '85dfcf622e9dc52596ddeacf77b56731305df85e78f9d38c351babb10a01fefb';
-const D2_TEXT = `{"actor_id":"act_alice","operation":"memories.create","records":[{"created_at":1700000001.5,"id":"mem_demo","kind":"memory","memory_kind":"claim","namespace_id":"ns_demo"},{"attestation_evidence_ids":null,"attestation_id":null,"attestation_recorded_at":null,"attestation_verification_ids":null,"attestation_verifier_actor_id":null,"claim_sha256":null,"commit_sequence":2,"evidence_ids":[],"generation":1,"id":"rev_demo","kind":"revision","memory_id":"mem_demo","memory_kind":"claim","namespace_id":"ns_demo","recorded_at":1700000001.5,"status":"candidate","support_revision_ids":[],"text_sha256":"${TEXT_SHA256}","valid_from":-0.125,"valid_to":1e+21}],"recorded_at":1700000001.5,"sequence":2,"workspace_id":"ws_demo"}`;
-const D2 = '7c1fe6e08531df5f95e9161399c106634f86079b40a969ba51a913fcf3cd0d28';
-const C2 = '9b2e7f05b0fae2d64eca655e7515ce15a2058ce5cd2e31dc54800ddc7f50de41';
+  '{"actor_id":"act_alice","operation":"workspaces.create","recorded_at":1700000000.25,"records":[{"created_at":1700000000.25,"created_by":"act_alice","id":"ws_demo","kind":"workspace"}],"sequence":1,"workspace_id":"ws_demo"}';
+const D1 = '2de026d280c808fde36190d309fdb186574d2042bd7dab7b78a04b640fdaa135';
+const C1 = 'e5793dccf485ac8a4e57fbf4178c44f72dfac8b7b609180b3d2fd89f7af07d8c';
+const D2_TEXT = `{"actor_id":"act_alice","operation":"memories.create","recorded_at":1700000001.5,"records":[{"created_at":1700000001.5,"id":"mem_demo","kind":"memory","memory_kind":"claim","namespace_id":"ns_demo"},{"attestation_evidence_ids":null,"attestation_id":null,"attestation_recorded_at":null,"attestation_verification_ids":null,"attestation_verifier_actor_id":null,"claim_sha256":null,"commit_sequence":2,"evidence_ids":[],"generation":1,"id":"rev_demo","kind":"revision","memory_id":"mem_demo","memory_kind":"claim","namespace_id":"ns_demo","recorded_at":1700000001.5,"status":"candidate","support_revision_ids":[],"text_sha256":"${TEXT_SHA256}","valid_from":-0.125,"valid_to":1e+21}],"sequence":2,"workspace_id":"ws_demo"}`;
+const D2 = '88984bd545acb43df36651618eb982a941735f67b0a50ed8e3d6b0006eb1d24e';
+const C2 = '64b2f04ecfb28dbc3e9186e7030fc52a53dd3b054c25aea17f98c7477ff7a483';
 
 function sources(text: string | null) {
   const s = emptySources();
