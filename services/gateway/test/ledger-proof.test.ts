@@ -10,6 +10,7 @@ import {
   verifyLedgerHead,
   verifyProof,
 } from '../../../packages/client/src';
+import { GraphqlClient } from './graphql-client';
 import { DRIVERS, type Harness, startHarness } from './harness';
 
 /*
@@ -46,12 +47,14 @@ describe.each(DRIVERS)('ledger proofs through @tms/client (%s)', (driver) => {
   let workspace: string;
   let jwks: { keys: LedgerJwk[] };
   let namespaceId: string;
+  let ownerToken: string;
 
   beforeAll(async () => {
     h = await startHarness({ driver });
     const created = await h.workspace();
     workspace = created.id;
-    client = createClient({ baseUrl: h.url, token: await created.owner.token(), workspace });
+    ownerToken = await created.owner.token();
+    client = createClient({ baseUrl: h.url, token: ownerToken, workspace });
     // The keys are public: fetched without a token.
     jwks = (await (await fetch(`${h.url}/.well-known/ledger-keys.json`)).json()) as { keys: LedgerJwk[] };
     namespaceId = (await client.namespaces.create({ parent_id: null, name: 'facts' })).namespace.id;
@@ -120,6 +123,35 @@ describe.each(DRIVERS)('ledger proofs through @tms/client (%s)', (driver) => {
       valid: false,
       reason: 'the chain no longer matches the head kept',
     });
+  });
+
+  it('GraphQL answers the same head and proof; a non-member gets not_found', async () => {
+    const written = await create('over GraphQL');
+    const owner = await (await h.workspace()).owner.token();
+    const gql = new GraphqlClient(h.url, ownerToken, workspace);
+    const res = await gql.request(
+      `query($id: ID!) { ledgerHead { head { sequence chainHash } signature }
+        ledgerProof(input: { id: $id }) { sequence digestInput links previousChainHash head { signature } } }`,
+      { id: written.revision.id },
+    );
+    expect(res.body.errors).toBeUndefined();
+    const rest = await client.ledger.head();
+    expect(res.body.data.ledgerHead).toEqual({
+      head: { sequence: rest.head.sequence, chainHash: rest.head.chain_hash },
+      signature: rest.signature,
+    });
+    const proof = await client.ledger.proof({ id: written.revision.id });
+    expect(res.body.data.ledgerProof).toEqual({
+      sequence: proof.sequence,
+      digestInput: proof.digest_input,
+      links: proof.links,
+      previousChainHash: proof.previous_chain_hash,
+      head: { signature: proof.head.signature },
+    });
+    // Someone else's token, naming this workspace.
+    const outsider = createClient({ baseUrl: h.url, token: owner, workspace });
+    await expect(outsider.ledger.head()).rejects.toMatchObject({ code: 'not_found' });
+    await expect(outsider.ledger.proof({ id: written.revision.id })).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('refuses a subject it cannot prove and a head outside the chain', async () => {
