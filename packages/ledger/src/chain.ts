@@ -17,6 +17,7 @@
 import crypto from 'node:crypto';
 import { canonicalJson } from './canonical-json';
 import type { commits, workspaces } from './schema';
+import { TYPE_BY_PREFIX } from './storage/change-storage';
 import type { CredentialRow, InstallationRow } from './storage/credential-storage';
 import type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
 import type { MemoryRow, RevisionRow } from './storage/memory-storage';
@@ -36,20 +37,8 @@ export const CHAINING: boolean = typeof __TMS_BENCH_UNCHAINED__ === 'undefined' 
 /** The chain hash "before" sequence 1. */
 export const GENESIS_CHAIN_HASH = '0'.repeat(64);
 
-/** Which record a subject id names, by its `newId` prefix. */
-export const RECORD_KINDS = {
-  ws: 'workspace',
-  ns: 'namespace',
-  ev: 'evidence',
-  vf: 'verification',
-  mem: 'memory',
-  rev: 'revision',
-  rcp: 'receipt',
-  ins: 'installation',
-  cred: 'credential',
-  wh: 'webhook',
-} as const;
-export type RecordKind = (typeof RECORD_KINDS)[keyof typeof RECORD_KINDS];
+/** The kind of record a subject id names (the change feed's type of the id). */
+export type RecordKind = (typeof TYPE_BY_PREFIX)[keyof typeof TYPE_BY_PREFIX];
 
 /** One row in a digest input: its kind, id and recorded fields (texts as hashes). */
 export interface DigestRecord {
@@ -88,7 +77,7 @@ export function nextChainHash(previous: string, digest: string): string {
 
 /** The kind of record a subject id names (null: an id of no known kind). */
 export function recordKindOf(id: string): RecordKind | null {
-  return (RECORD_KINDS as Record<string, RecordKind>)[id.slice(0, id.indexOf('_'))] ?? null;
+  return (TYPE_BY_PREFIX as Record<string, RecordKind>)[id.slice(0, id.indexOf('_'))] ?? null;
 }
 
 /**

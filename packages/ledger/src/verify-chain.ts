@@ -74,6 +74,12 @@ export interface ExportedCommit {
   digest_input: CommitDigestInput;
 }
 
+/** Export lines that carry a text, and the record field that holds its hash. */
+const TEXT_FIELDS: Readonly<Record<string, { field: string; hash: string }>> = {
+  revision: { field: 'text', hash: 'text_sha256' },
+  evidence: { field: 'excerpt', hash: 'excerpt_sha256' },
+};
+
 /**
  * Verify an export offline (`svc ledger verify --file`): its `commit` lines must chain from
  * genesis without a gap, and every text an exported revision or evidence line carries must hash
@@ -81,25 +87,23 @@ export interface ExportedCommit {
  */
 export function verifyExportLines(lines: Iterable<Record<string, unknown>>): ChainVerdict {
   const commits: { input: CommitDigestInput; chainHash: string | null }[] = [];
-  const texts: { sequence: number; id: string; field: 'text_sha256' | 'excerpt_sha256'; sha256: string }[] = [];
+  const texts: { sequence: number; id: string; field: string; sha256: string }[] = [];
   for (const line of lines) {
     if (line.type === 'commit') {
       const commit = line as unknown as ExportedCommit;
       commits.push({ input: commit.digest_input, chainHash: commit.chain_hash });
-    } else if (line.type === 'revision' && typeof line.text === 'string') {
-      texts.push({
-        sequence: line.sequence as number,
-        id: line.id as string,
-        field: 'text_sha256',
-        sha256: sha256Hex(line.text),
-      });
-    } else if (line.type === 'evidence' && typeof line.excerpt === 'string') {
-      texts.push({
-        sequence: line.sequence as number,
-        id: line.id as string,
-        field: 'excerpt_sha256',
-        sha256: sha256Hex(line.excerpt),
-      });
+    } else {
+      // The texts a file carries must hash to what their commits recorded.
+      const text = TEXT_FIELDS[line.type as string];
+      const value = text ? line[text.field] : undefined;
+      if (text && typeof value === 'string') {
+        texts.push({
+          sequence: line.sequence as number,
+          id: line.id as string,
+          field: text.hash,
+          sha256: sha256Hex(value),
+        });
+      }
     }
   }
   if (commits.length === 0) return { intact: false, sequence: 0, reason: 'the file holds no commit lines' };
