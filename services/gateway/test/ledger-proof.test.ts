@@ -88,6 +88,36 @@ describe.each(DRIVERS)('ledger proofs through @tms/client (%s)', (driver) => {
     }
   });
 
+  it('proves evidence and a verification, each at the commit that wrote it', async () => {
+    const excerpt = 'an exact excerpt';
+    const evidence = await client.evidence.create({
+      namespace_id: namespaceId,
+      source_locator: 'doc://proof',
+      content_root_sha256: sha256Hex(excerpt),
+      excerpt,
+    });
+    const verified = await client.evidence.verify({
+      id: evidence.evidence.id,
+      expected_content_root_sha256: sha256Hex(excerpt),
+      expected_excerpt_sha256: sha256Hex(excerpt),
+      verdict: 'verified',
+    });
+    const head = await client.ledger.head();
+    for (const [id, sequence, record] of [
+      [evidence.evidence.id, evidence.commit.sequence, { kind: 'evidence', excerpt_sha256: sha256Hex(excerpt) }],
+      [verified.verification.id, verified.commit.sequence, { kind: 'verification', verdict: 'verified' }],
+    ] as const) {
+      const proof = await client.ledger.proof({ id });
+      expect(proof.sequence).toBe(sequence);
+      expect(await verifyProof(proof, { jwks, pinnedHead: head.head })).toMatchObject({ valid: true, record });
+    }
+    // Purged, the evidence keeps its proof.
+    await client.evidence.forget({ id: evidence.evidence.id });
+    const purged = await client.ledger.proof({ id: evidence.evidence.id });
+    expect(await verifyProof(purged, { jwks })).toMatchObject({ valid: true });
+    expect(JSON.stringify(purged)).not.toContain(excerpt);
+  });
+
   it('a purged revision still has a proof, with hashes only', async () => {
     const written = await create('to be forgotten');
     await client.memories.forget({ id: written.memory.id, mode: 'purge', expected_generation: 1 });
