@@ -123,11 +123,14 @@ export interface DomainOptions {
   embedder?: Embedder | null;
   /** Hybrid recall's fusion; absent: `DEFAULT_FUSION` (`pnpm bench:recall` sets it to compare). */
   fusion?: FusionMethod;
+  /** LEDGER_SIGNING_KEY_FILE's contents (an Ed25519 PKCS#8 PEM); absent: a key kept in the ledger. */
+  ledgerSigningKeyPem?: string | undefined;
 }
 
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
   private ledgerKeyPromise: Promise<LedgerSigningKey> | null = null;
+  private readonly ledgerSigningKeyPem: string | null;
   private readonly rateLimiter: RateLimiter | null;
   private readonly settings: DomainSettings;
   private readonly observer: DomainObserver;
@@ -148,6 +151,9 @@ export class Domain {
     options: DomainOptions = {},
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
+    this.ledgerSigningKeyPem = options.ledgerSigningKeyPem ?? null;
+    // A configured key that is not Ed25519 stops the process at start, not at the first head.
+    if (this.ledgerSigningKeyPem !== null) LedgerSigningKey.fromPem(this.ledgerSigningKeyPem);
     this.settings = {
       allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false,
       fusion: options.fusion ?? DEFAULT_FUSION,
@@ -622,7 +628,10 @@ export class Domain {
 
   /** The key that signs ledger heads; its public half is the JWKS the gateway publishes. */
   ledgerKey(): Promise<LedgerSigningKey> {
-    this.ledgerKeyPromise ??= LedgerSigningKey.load(this.ledger.stores).catch((error) => {
+    const pem = this.ledgerSigningKeyPem;
+    this.ledgerKeyPromise ??= (
+      pem !== null ? Promise.resolve(LedgerSigningKey.fromPem(pem)) : LedgerSigningKey.load(this.ledger.stores)
+    ).catch((error) => {
       this.ledgerKeyPromise = null;
       throw error;
     });

@@ -26,11 +26,26 @@ export class LedgerSigningKey {
     readonly publicJwk: PublicJwk,
   ) {}
 
+  /** The key kept in the ledger's service settings, created by whichever process asks first. */
   static async load(stores: Stores): Promise<LedgerSigningKey> {
     const stored = await stores.directory.secret(SETTING, () =>
       JSON.stringify(crypto.generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })),
     );
-    const privateKey = crypto.createPrivateKey({ key: JSON.parse(stored) as crypto.JsonWebKey, format: 'jwk' });
+    return LedgerSigningKey.of(
+      crypto.createPrivateKey({ key: JSON.parse(stored) as crypto.JsonWebKey, format: 'jwk' }),
+    );
+  }
+
+  /** The operator's key (LEDGER_SIGNING_KEY_FILE): an Ed25519 private key in PKCS#8 PEM. */
+  static fromPem(pem: string): LedgerSigningKey {
+    const privateKey = crypto.createPrivateKey(pem);
+    if (privateKey.asymmetricKeyType !== 'ed25519') {
+      throw new Error(`LEDGER_SIGNING_KEY_FILE: must hold an Ed25519 private key, not ${privateKey.asymmetricKeyType}`);
+    }
+    return LedgerSigningKey.of(privateKey);
+  }
+
+  private static of(privateKey: crypto.KeyObject): LedgerSigningKey {
     const { x } = crypto.createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string };
     // RFC 7638: SHA-256 over the required members in lexicographic order, no whitespace.
     const kid = base64url(crypto.createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest());

@@ -1,3 +1,7 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { chainOlderLedgers, verifyWorkspaceChain } from '@tms/ledger';
 import { sha256Hex } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
@@ -18,6 +22,12 @@ import { DRIVERS, type Harness, startHarness } from './harness';
  * one-field alteration is refused; an auditor who kept a signed head sees a later rewrite.
  */
 
+/** The text with one letter changed (inside the signature: its last letter carries padding bits). */
+function flipLetterAt(text: string, at: number): string {
+  const i = at < 0 ? text.length + at : at;
+  return `${text.slice(0, i)}${text[i] === 'A' ? 'B' : 'A'}${text.slice(i + 1)}`;
+}
+
 /** A copy of `proof` with one field changed, for every field a proof has. */
 function alterations(proof: LedgerProof): [string, LedgerProof][] {
   const flip = (hex: string) => `${hex[0] === '0' ? '1' : '0'}${hex.slice(1)}`;
@@ -37,7 +47,7 @@ function alterations(proof: LedgerProof): [string, LedgerProof][] {
     ['head.sequence', withHead({ sequence: head.sequence + 1 })],
     ['head.recorded_at', withHead({ recorded_at: head.recorded_at + 1 })],
     ['head.chain_hash', withHead({ chain_hash: flip(head.chain_hash) })],
-    ['head.signature', { ...proof, head: { ...proof.head, signature: `${proof.head.signature.slice(0, -2)}AA` } }],
+    ['head.signature', { ...proof, head: { ...proof.head, signature: flipLetterAt(proof.head.signature, -20) } }],
   ];
 }
 
@@ -192,5 +202,32 @@ describe.each(DRIVERS)('ledger proofs through @tms/client (%s)', (driver) => {
     await expect(client.ledger.proof({ id: written.revision.id, head_sequence: 1 })).rejects.toMatchObject({
       code: 'invalid_input',
     });
+  });
+});
+
+describe('LEDGER_SIGNING_KEY_FILE', () => {
+  it("signs heads with the operator's Ed25519 key and publishes it; any other key type stops the start", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-ledger-key-'));
+    const file = path.join(dir, 'ledger.pem');
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
+    fs.writeFileSync(file, privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    const h = await startHarness({ driver: 'pglite', env: { LEDGER_SIGNING_KEY_FILE: file } });
+    try {
+      const created = await h.workspace();
+      const client = createClient({ baseUrl: h.url, token: await created.owner.token(), workspace: created.id });
+      const jwks = (await (await fetch(`${h.url}/.well-known/ledger-keys.json`)).json()) as { keys: LedgerJwk[] };
+      expect(jwks.keys.map((k) => k.x)).toEqual([(publicKey.export({ format: 'jwk' }) as { x: string }).x]);
+      expect(await verifyLedgerHead(await client.ledger.head(), jwks)).toBe(true);
+    } finally {
+      await h.close();
+    }
+    fs.writeFileSync(
+      file,
+      crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }),
+    );
+    await expect(startHarness({ driver: 'pglite', env: { LEDGER_SIGNING_KEY_FILE: file } })).rejects.toThrow(
+      'must hold an Ed25519 private key',
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
