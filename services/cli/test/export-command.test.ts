@@ -288,6 +288,30 @@ describe.each(['pglite', 'postgres'] as const)('svc export (%s)', (driver) => {
     expect(inside.length).toBeLessThan(written.expected.size);
   }, 120_000);
 
+  it('svc migrate chains a ledger written before the chain, with progress, to the same head', async () => {
+    const before = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(before.code, before.stderr).toBe(0);
+    const ledger = await Ledger.open(
+      database ? { databaseUrl: database.url } : { dataDir: path.join(dir, 'data', 'pglite'), holder: 'export test' },
+    );
+    try {
+      await ledger.handle.db.execute(`update commits set chain_hash = null`);
+      await ledger.handle.db.execute(`update workspace_heads set chain_hash = null`);
+    } finally {
+      await ledger.close();
+    }
+    const unchained = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(unchained.code).toBe(1);
+    expect(unchained.stderr).toContain('breaks at sequence 1: commit 1 is not chained yet: run svc migrate');
+    const migrate = await runSvc(['migrate'], env);
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toBe('migrations applied; older ledgers chained\n');
+    expect(migrate.stderr).toContain(`chaining workspace ${written.workspace.id}: `);
+    expect(migrate.stderr).toContain(`${written.head}/${written.head} commits`);
+    const after = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(after.stdout).toBe(before.stdout);
+  }, 120_000);
+
   it('refuses an unknown workspace or namespace with a one-line reason (exit 1)', async () => {
     const noWorkspace = await svc(['--workspace', 'ws_nope']);
     expect({ code: noWorkspace.code, stderr: cliLines(noWorkspace.stderr) }).toEqual({
