@@ -11,11 +11,19 @@ import { DomainError } from '../errors';
 
 const NOT_CHAINED = 'the ledger is not chained yet: run svc migrate';
 
-/** The signed head of the workspace at `sequence` (its stored chain hash). */
-async function signedHead(ctx: HandlerContext, workspaceId: string, sequence: number) {
-  const commit = await ctx.stores.chain.commit(workspaceId, sequence);
-  if (!commit?.chainHash) throw new DomainError('unavailable', NOT_CHAINED);
-  const head = { workspace_id: workspaceId, sequence, recorded_at: commit.recordedAt, chain_hash: commit.chainHash };
+/** A workspace's chain hash at a sequence, signed by the service's ledger key. */
+async function sign(
+  ctx: HandlerContext,
+  workspaceId: string,
+  at: { sequence: number; recordedAt: number; chainHash: string | null } | null,
+) {
+  if (!at?.chainHash) throw new DomainError('unavailable', NOT_CHAINED);
+  const head = {
+    workspace_id: workspaceId,
+    sequence: at.sequence,
+    recorded_at: at.recordedAt,
+    chain_hash: at.chainHash,
+  };
   return { head, signature: (await ctx.ledgerKey()).sign(head) };
 }
 
@@ -24,15 +32,7 @@ export async function getLedgerHead(
   ctx: HandlerContext,
 ): Promise<OperationOutput<typeof ledgerHead>> {
   const access = requireAccess(ctx);
-  const head = await ctx.stores.chain.head(access.workspaceId);
-  if (!head?.chainHash) throw new DomainError('unavailable', NOT_CHAINED);
-  const signed = {
-    workspace_id: access.workspaceId,
-    sequence: head.sequence,
-    recorded_at: head.recordedAt,
-    chain_hash: head.chainHash,
-  };
-  return { head: signed, signature: (await ctx.ledgerKey()).sign(signed) };
+  return sign(ctx, access.workspaceId, await ctx.stores.chain.head(access.workspaceId));
 }
 
 /**
@@ -83,6 +83,7 @@ export async function getLedgerProof(
     previous_chain_hash: previous,
     digest_input: digestInput,
     links,
-    head: await signedHead(ctx, workspaceId, headSequence),
+    // The head as stored at that sequence: a chain recomputed from changed rows no longer reaches it.
+    head: await sign(ctx, workspaceId, await ctx.stores.chain.commit(workspaceId, headSequence)),
   };
 }
