@@ -10,7 +10,12 @@
  * BENCH_ROUNDS (per side, default 2), BENCH_RECALL_MEMORIES (default 100000),
  * BENCH_QUICK=1 (1 s rounds, 300 recall memories: a smoke run), BENCH_DATABASE_LAYOUT
  * (`plain` default, or `partitioned`: the gateway's database as `DATABASE_LAYOUT=partitioned svc
- * migrate` lays it out, docs/scale-out.md).
+ * migrate` lays it out, docs/scale-out.md), BENCH_WORKLOADS (run only the workloads whose name
+ * contains one of these comma-separated words, e.g. `chain`).
+ *
+ * What chaining commits costs a write (docs/ledger-proofs.md) is measured in the same run: the
+ * `memories.create ... chained vs unchained` workloads hold the gateway against the same gateway
+ * built with chaining compiled out, each on a database of its own.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -23,7 +28,7 @@ import { Indexer, PostgresSearchProvider } from '@tms/search';
 import { createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
 import autocannon from 'autocannon';
 import { SERVER_NODE_FLAGS } from '../scripts/build';
-import { buildAll } from './build';
+import { buildAll, buildUnchainedGateway } from './build';
 import { queryWithin, textFor } from './corpus';
 import { PgWireCounter, type WireCounts } from './pg-counter';
 
@@ -40,6 +45,8 @@ const COUNTED = QUICK ? 5 : 100;
 /** Unmeasured load on each side before a workload's rounds: JIT, pools, caches. */
 const WARM_UP_SECONDS = QUICK ? 0.25 : 2;
 const WORKSPACES = 8;
+const ONLY = (process.env.BENCH_WORKLOADS ?? '').split(',').filter(Boolean);
+const selected = (name: string) => ONLY.length === 0 || ONLY.some((word) => name.includes(word));
 
 const started = performance.now();
 const log = (line: string) =>
@@ -262,8 +269,14 @@ const rotate = <T>(items: readonly T[]) => {
   return () => items[i++ % items.length] as T;
 };
 
+/** The gateway built without commit chaining, and its own seeded workspaces. */
+interface Unchained {
+  server: Server;
+  fixture: Fixture;
+}
+
 /** The requests of every workload, against a gateway and a baseline seeded alike. */
-function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture): Workload[] {
+function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture, unchained: Unchained): Workload[] {
   const auth = { authorization: `Bearer ${gw.token}`, 'content-type': 'application/json' };
   const gwRead = (query = '') => {
     const id = rotate(gw.readIds);
@@ -333,6 +346,7 @@ function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture
     });
   };
   const g = (next: () => Req, check?: Side['check']): Side => ({ label: 'gateway', server: gateway, next, check });
+  const u = (next: () => Req): Side => ({ label: 'unchained', server: unchained.server, next });
   const b = (next: () => Req, check?: Side['check']): Side => ({ label: 'baseline', server: baseline, next, check });
   const graphqlCheck: Side['check'] = (answer) =>
     answer.errors ? 'GraphQL errors' : answer.data?.memory?.view?.memory?.id ? null : 'no memory in the answer';
@@ -357,15 +371,25 @@ function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture
       reference: b(create(base, WORKSPACES, false)),
     },
     {
+      name: 'memories.create, 1 workspace, chained vs unchained',
+      subject: g(create(gw, 1, true)),
+      reference: u(create(unchained.fixture, 1, true)),
+    },
+    {
+      name: `memories.create, ${WORKSPACES} workspaces, chained vs unchained`,
+      subject: g(create(gw, WORKSPACES, true)),
+      reference: u(create(unchained.fixture, WORKSPACES, true)),
+    },
+    {
       name: `recall over ${RECALL_MEMORIES} memories`,
       subject: g(recall(true), recallCheck),
       reference: b(recall(false), recallCheck),
     },
-  ];
+  ].filter((w) => selected(w.name));
 }
 
 /** Workspaces, namespaces and memories through the gateway's public API. */
-async function seedGateway(url: string, token: string): Promise<Fixture> {
+async function seedGateway(url: string, token: string, recallMemories = RECALL_MEMORIES): Promise<Fixture> {
   const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   /** Every answer the seeding reads names its subject: `{workspace: {id}}`, `{memory: {id}}`, ... */
   type Created = Record<string, { id: string }>;
@@ -404,7 +428,7 @@ async function seedGateway(url: string, token: string): Promise<Fixture> {
   });
   // The recall corpus, CONNECTIONS writers at a time (all into one workspace).
   const corpusStarted = performance.now();
-  await inParallel(RECALL_MEMORIES, CONNECTIONS, async (i) => {
+  await inParallel(recallMemories, CONNECTIONS, async (i) => {
     await post('/v1/memories', recall.id, {
       namespace_id: recall.namespaceId,
       kind: 'claim',
@@ -415,7 +439,7 @@ async function seedGateway(url: string, token: string): Promise<Fixture> {
   });
   const seconds = (performance.now() - corpusStarted) / 1000;
   log(
-    `  recall corpus: ${RECALL_MEMORIES} memories in ${seconds.toFixed(1)} s (${(RECALL_MEMORIES / seconds).toFixed(0)}/s)`,
+    `  recall corpus: ${recallMemories} memories in ${seconds.toFixed(1)} s (${(recallMemories / seconds).toFixed(0)}/s)`,
   );
   return { token, workspaces, readIds, recall };
 }
@@ -437,6 +461,12 @@ async function seedBaseline(url: string): Promise<Omit<Fixture, 'recall'>> {
     readIds.push(created.memory.id);
   }
   return { token: '', workspaces, readIds };
+}
+
+/** What a workload's reference side is, as the tables name it. */
+function referenceName(workload: Workload): string {
+  const label = workload.reference.label;
+  return label === 'gateway' ? 'gateway /v1' : label === 'unchained' ? 'gateway, unchained' : 'bare server';
 }
 
 function pad(cells: string[], widths: number[]): string {
@@ -470,6 +500,7 @@ async function main() {
   const runStarted = performance.now();
   log('building the gateway and the baseline (esbuild)...');
   const build = await buildAll();
+  const unchainedBuild = await buildUnchainedGateway();
   const logDir = path.join(build.outDir, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
 
@@ -489,6 +520,8 @@ async function main() {
     cleanups.push(() => gwDb.drop());
     const baseDb: TestDatabase = await createTestDatabase('tms_bench_base');
     cleanups.push(() => baseDb.drop());
+    const unchainedDb: TestDatabase = await createTestDatabase('tms_bench_unchained');
+    cleanups.push(() => unchainedDb.drop());
     const issuer = await TestIssuer.start();
     cleanups.push(() => issuer.close());
 
@@ -501,6 +534,13 @@ async function main() {
     await search.prepare();
     const subject = 'bench-user';
     await ledger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
+    const unchainedLedger = await Ledger.open({ databaseUrl: unchainedDb.url, maxConnections: 1 });
+    try {
+      await unchainedLedger.migrate();
+      await unchainedLedger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
+    } finally {
+      await unchainedLedger.close();
+    }
     const token = await issuer.sessionToken(subject, { expiresIn: 24 * 3600 });
 
     const gatewayEnv = (databaseUrl: string) => ({
@@ -548,12 +588,28 @@ async function main() {
       return { gateway: g.value, baseline: b.value };
     };
 
-    log('starting the gateway and the baseline...');
+    /** The gateway built without chaining, on its own database. */
+    const startUnchained = async (suffix: string, databaseUrl: string) => {
+      const server = await startServer(
+        `gateway-unchained${suffix}`,
+        unchainedBuild.bundles.gateway,
+        gatewayEnv(databaseUrl),
+        '/readyz',
+        logDir,
+        SERVER_NODE_FLAGS,
+      );
+      cleanups.push(() => server.stop());
+      return server;
+    };
+
+    log('starting the gateway, the baseline and the unchained gateway...');
     const { gateway, baseline } = await startPair('', gwDb.url, baseDb.url);
+    const unchainedServer = await startUnchained('', unchainedDb.url);
 
     log(`seeding (${RECALL_MEMORIES} recall memories through the gateway)...`);
     const [gwFixture, baseSeed] = await Promise.all([seedGateway(gateway.url, token), seedBaseline(baseline.url)]);
     const baseFixture: Fixture = { ...baseSeed, recall: gwFixture.recall };
+    const unchained: Unchained = { server: unchainedServer, fixture: await seedGateway(unchainedServer.url, token, 0) };
     const indexStarted = performance.now();
     const indexed = await new Indexer(ledger, search, { batchSize: 500 }).catchUp();
     log(`  indexed ${indexed} commits in ${((performance.now() - indexStarted) / 1000).toFixed(1)} s`);
@@ -565,9 +621,13 @@ async function main() {
     const counted = await startPair('-counted', counter.urlFor(gwDb.url), counter.urlFor(baseDb.url));
     const countedGateway = counted.gateway;
     const countedBaseline = counted.baseline;
+    const countedUnchained = await startUnchained('-counted', counter.urlFor(unchainedDb.url));
     const counts = new Map<string, { subject: WireCounts; reference: WireCounts }>();
     try {
-      for (const w of workloads(countedGateway, countedBaseline, gwFixture, baseFixture)) {
+      for (const w of workloads(countedGateway, countedBaseline, gwFixture, baseFixture, {
+        ...unchained,
+        server: countedUnchained,
+      })) {
         counts.set(w.name, {
           subject: await countStatements(counter, w.subject),
           reference: await countStatements(counter, w.reference),
@@ -576,13 +636,14 @@ async function main() {
     } finally {
       await countedGateway.stop();
       await countedBaseline.stop();
+      await countedUnchained.stop();
     }
 
     log('settling both databases (vacuum, analyze, checkpoint)...');
-    await settle([gwDb.url, baseDb.url]);
+    await settle([gwDb.url, baseDb.url, unchainedDb.url]);
 
     const results: { workload: Workload; subject: Summary; reference: Summary }[] = [];
-    for (const w of workloads(gateway, baseline, gwFixture, baseFixture)) {
+    for (const w of workloads(gateway, baseline, gwFixture, baseFixture, unchained)) {
       log(`${w.name}: ${ROUNDS} rounds each, ${SECONDS} s, ${CONNECTIONS} connections`);
       for (const side of [w.subject, w.reference]) {
         await autocannon({
@@ -620,7 +681,7 @@ async function main() {
         fmt(subject.rps),
         fmt(subject.p50),
         fmt(subject.p99),
-        workload.reference.label === 'gateway' ? 'gateway /v1' : 'bare server',
+        referenceName(workload),
         fmt(reference.rps),
         fmt(reference.p50),
         fmt(reference.p99),
@@ -685,7 +746,7 @@ async function main() {
           layout: LAYOUT,
           workloads: results.map(({ workload, subject, reference }) => ({
             name: workload.name,
-            reference: workload.reference.label === 'gateway' ? 'gateway /v1' : 'bare server',
+            reference: referenceName(workload),
             gateway: subject,
             referenceResult: reference,
             ratio: subject.rps / reference.rps,

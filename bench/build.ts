@@ -21,6 +21,19 @@ export function buildAll(outDir = DEFAULT_OUT_DIR): Promise<BuildResult<keyof ty
   return buildBundles({ entryPoints: ENTRY_POINTS, outDir, fallbackFrom: [path.join(REPO_ROOT, 'packages/ledger')] });
 }
 
+/**
+ * The gateway once more, with commit chaining compiled out (docs/ledger-proofs.md): the bench's
+ * reference for what chaining costs a write, measured in the same run as the chained gateway.
+ */
+export function buildUnchainedGateway(outDir = `${DEFAULT_OUT_DIR}-unchained`): Promise<BuildResult<'gateway'>> {
+  return buildBundles({
+    entryPoints: { gateway: ENTRY_POINTS.gateway },
+    outDir,
+    fallbackFrom: [path.join(REPO_ROOT, 'packages/ledger')],
+    define: { __TMS_BENCH_UNCHAINED__: 'true' },
+  });
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const result = await buildAll(process.argv[2] ? path.resolve(process.argv[2]) : undefined);
   process.stdout.write(`built ${Object.values(result.bundles).join(', ')}\n`);

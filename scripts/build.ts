@@ -143,6 +143,8 @@ export interface BundleOptions<Name extends string> {
   fallbackFrom?: string[];
   /** Entries bundled with their third-party code (all but PGlite), for a faster start. */
   selfContained?: NoInfer<Name>[];
+  /** Compile-time constants (esbuild `define`): only the bench's comparison builds set any. */
+  define?: Record<string, string>;
 }
 
 export interface BuildResult<Name extends string> {
@@ -184,6 +186,7 @@ export async function buildBundles<const Name extends string>(
       sourcemap: 'linked',
       legalComments: 'none',
       logLevel: 'warning',
+      ...(options.define ? { define: options.define } : {}),
       plugins: [externalThirdParty(linked, options.fallbackFrom ?? [], bundleThirdParty)],
     });
     for (const input of Object.keys(result.metafile.inputs)) {

@@ -73,6 +73,10 @@ const BY_OPERATION: Readonly<Record<string, Readonly<Record<string, string>>>> =
     include_descendants: 'Whether changes in the namespaces below namespace_id count too.',
     wait_ms: 'How long to wait, in milliseconds, for a change when there is none yet.',
   },
+  'ledger.proof': {
+    id: 'The id of the revision, evidence or verification to prove.',
+    head_sequence: 'The sequence of the head to prove against (a head kept earlier); the latest by default.',
+  },
   'installations.create': { name: 'The name of the product being installed.' },
   'credentials.list': { product_installation_id: "Only this installation's credentials." },
   'credentials.create': {

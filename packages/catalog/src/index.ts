@@ -5,6 +5,7 @@ export * from './operation';
 export * from './operations';
 export * from './operations-changes';
 export * from './operations-credentials';
+export * from './operations-ledger';
 export * from './operations-lifecycle';
 export * from './operations-recall';
 export * from './operations-webhooks';

@@ -180,6 +180,7 @@ const ADDRESSED_RESOURCES: Record<string, string> = {
   credentials: 'service key',
   evidence: 'evidence',
   installations: 'product installation',
+  proofs: 'revision, evidence or verification',
   memories: 'memory',
   namespaces: 'namespace',
   webhooks: 'webhook',
@@ -198,6 +199,7 @@ const QUERY_PARAMETER_DESCRIPTIONS: Record<string, string> = {
   product_installation_id: 'Only the credentials of this product installation.',
   after: 'List the changes after this sequence: the `next_after` of the previous page, 0 to start.',
   include_descendants: 'With `namespace_id`: also the namespaces below it.',
+  head_sequence: 'Prove against the head at this sequence (a head kept earlier); default: the latest.',
   wait_ms: 'When no change follows `after` yet, wait up to this long for the next commit.',
 };
 
@@ -271,6 +273,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   credentials: 'Service keys bound to a workspace (workspace admins only).',
   evidence: 'Exact source excerpts, their verifications and their forgetting.',
   installations: 'Product installations and their credentials (workspace admins only).',
+  ledger: "The ledger's hash chain: signed heads and proofs a reader checks with SHA-256 (docs/ledger-proofs.md).",
   me: 'Who the server resolved the caller to.',
   memories: 'Bitemporal memories: revisions, corrections, attestations, history and forgetting.',
   namespaces: 'The namespace tree of a workspace and the grants on it.',

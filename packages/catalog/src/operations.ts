@@ -9,6 +9,7 @@ import {
   installationsList,
   installationsRevoke,
 } from './operations-credentials';
+import { ledgerHead, ledgerProof } from './operations-ledger';
 import { evidenceForget, memoriesAttest, memoriesCorrect, memoriesForget, memoriesList } from './operations-lifecycle';
 import { recall } from './operations-recall';
 import { webhooksCreate, webhooksDelete, webhooksList } from './operations-webhooks';
@@ -436,6 +437,8 @@ export const OPERATIONS = [
   webhooksCreate,
   webhooksDelete,
   namespacesGrantsList,
+  ledgerHead,
+  ledgerProof,
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];

@@ -160,6 +160,12 @@ const GRANT_READS: Row[] = [
   ),
 ];
 
+/** Issue 32: the ledger's hash chain (docs/ledger-proofs.md). */
+const LEDGER_PROOFS: Row[] = [
+  row('ledger.head', 'GET /v1/ledger/head', 'svc_ledger_head', 'svc:read', null, false, 1),
+  row('ledger.proof', 'GET /v1/ledger/proofs/{id}', 'svc_ledger_proof', 'svc:read', 'read', false, 1),
+];
+
 /** decisions.md §10: the change feed. */
 const CHANGE_FEED: Row[] = [row('changes.list', 'GET /v1/changes', 'svc_changes_list', 'svc:read', 'read', false, 100)];
 
@@ -199,9 +205,14 @@ describe('catalog identity', () => {
   });
 
   it.each(
-    [...INTERFACE_ENDPOINTS, ...DECISIONS_CORE, ...CREDENTIAL_ADMIN, ...CHANGE_FEED, ...GRANT_READS].map(
-      (r) => [r.name, r] as const,
-    ),
+    [
+      ...INTERFACE_ENDPOINTS,
+      ...DECISIONS_CORE,
+      ...CREDENTIAL_ADMIN,
+      ...CHANGE_FEED,
+      ...GRANT_READS,
+      ...LEDGER_PROOFS,
+    ].map((r) => [r.name, r] as const),
   )('core operation %s matches the spec', (name, expected) => {
     expect(actual(name)).toEqual(expected);
   });
@@ -223,6 +234,7 @@ describe('catalog identity', () => {
         ...CREDENTIAL_ADMIN,
         ...CHANGE_FEED,
         ...GRANT_READS,
+        ...LEDGER_PROOFS,
       ].map((r) => r.name),
     );
     expect(OPERATIONS.map((op) => op.name).filter((n) => !known.has(n))).toEqual([]);

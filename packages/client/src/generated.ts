@@ -408,6 +408,48 @@ export type InstallationsRevokeOutput = {
   };
 };
 
+/** Input of `ledger.head`: path, query and body fields in one object. */
+export type LedgerHeadInput = Record<string, never>;
+
+/** Answer of `ledger.head`. */
+export type LedgerHeadOutput = {
+  head: {
+    chain_hash: string;
+    /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
+    recorded_at: number;
+    sequence: number;
+    workspace_id: string;
+  };
+  signature: string;
+};
+
+/** Input of `ledger.proof`: path, query and body fields in one object. */
+export type LedgerProofInput = {
+  /** Id of the revision, evidence or verification addressed. */
+  id: string;
+  /** Prove against the head at this sequence (a head kept earlier); default: the latest. */
+  head_sequence?: number;
+};
+
+/** Answer of `ledger.proof`. */
+export type LedgerProofOutput = {
+  digest_input: string;
+  head: {
+    head: {
+      chain_hash: string;
+      /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
+      recorded_at: number;
+      sequence: number;
+      workspace_id: string;
+    };
+    signature: string;
+  };
+  links: Array<string>;
+  previous_chain_hash: string;
+  sequence: number;
+  subject_id: string;
+};
+
 /** Input of `me.get`: path, query and body fields in one object. */
 export type MeGetInput = Record<string, never>;
 
@@ -843,6 +885,8 @@ export interface Operations {
   "installations.create": { input: InstallationsCreateInput; output: InstallationsCreateOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "installations.list": { input: InstallationsListInput; output: InstallationsListOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "installations.revoke": { input: InstallationsRevokeInput; output: InstallationsRevokeOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
+  "ledger.head": { input: LedgerHeadInput; output: LedgerHeadOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
+  "ledger.proof": { input: LedgerProofInput; output: LedgerProofOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "me.get": { input: MeGetInput; output: MeGetOutput; errors: "budget_exceeded" | "enrollment_required" | "forbidden" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "rate_limited" | "unauthenticated" | "unavailable" };
   "memories.attest": { input: MemoriesAttestInput; output: MemoriesAttestOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
   "memories.correct": { input: MemoriesCorrectInput; output: MemoriesCorrectOutput; errors: "budget_exceeded" | "conflict" | "enrollment_required" | "forbidden" | "idempotency_conflict" | "idempotency_required" | "internal" | "invalid_input" | "method_not_allowed" | "not_found" | "projection_pending" | "rate_limited" | "unauthenticated" | "unavailable" };
@@ -881,6 +925,8 @@ export const OPERATION_TABLE = {
   "installations.create": {"method":"POST","path":"/v1/installations","pathParams":[],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "installations.list": {"method":"GET","path":"/v1/installations","pathParams":[],"query":["limit","cursor"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"installations"}},
   "installations.revoke": {"method":"POST","path":"/v1/installations/{id}/revoke","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
+  "ledger.head": {"method":"GET","path":"/v1/ledger/head","pathParams":[],"query":[],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
+  "ledger.proof": {"method":"GET","path":"/v1/ledger/proofs/{id}","pathParams":["id"],"query":["head_sequence"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
   "me.get": {"method":"GET","path":"/v1/me","pathParams":[],"query":[],"body":false,"idempotent":false,"mutates":false,"workspace":false,"pager":null},
   "memories.attest": {"method":"POST","path":"/v1/memories/{id}/attestations","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "memories.correct": {"method":"POST","path":"/v1/memories/{id}/corrections","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
@@ -935,6 +981,12 @@ export interface ClientMethods {
     list(input?: InstallationsListInput, options?: CallOptions): Promise<InstallationsListOutput>;
     /** POST /v1/installations/{id}/revoke: Revoke an installation and every credential issued for it, effective on the next request. */
     revoke(input: InstallationsRevokeInput, options?: CallOptions): Promise<InstallationsRevokeOutput>;
+  };
+  ledger: {
+    /** GET /v1/ledger/head: The workspace's latest sequence and chain hash, signed by the service's ledger key, for a reader to keep. */
+    head(input?: LedgerHeadInput, options?: CallOptions): Promise<LedgerHeadOutput>;
+    /** GET /v1/ledger/proofs/{id}: Prove a revision, evidence or verification: the commit that wrote it, its digest input (hashes only) and the chain from there to a signed head. */
+    proof(input: LedgerProofInput, options?: CallOptions): Promise<LedgerProofOutput>;
   };
   me: {
     /** GET /v1/me: Who the server resolved the caller to: actor, caller kind, workspace and scopes. */

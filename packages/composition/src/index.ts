@@ -201,6 +201,8 @@ export const domainEnvShape = {
   ...meiliKeyEnvShape,
   ...embedderEnvShape,
   ...webhookTargetEnvShape,
+  // The Ed25519 private key (PKCS#8 PEM) that signs ledger heads; unset: one kept in the ledger (docs/ledger-proofs.md).
+  LEDGER_SIGNING_KEY_FILE: nonEmpty.optional(),
   // `off`, or `name=count/seconds` per catalog operation and `*` for the others (docs/api.md, "Rate limits").
   RATE_LIMITS: z
     .string()
@@ -249,6 +251,8 @@ export type DomainConfig = MeiliKeyConfig & {
   NODE_ENV: string;
   SEARCH_PROVIDER: 'postgres' | 'meilisearch' | 'none';
   MEILI_URL?: string | undefined;
+  /** The PEM file of the key that signs ledger heads; absent: a key kept in the ledger. */
+  LEDGER_SIGNING_KEY_FILE?: string | undefined;
   /** `1`: webhooks may target loopback and private addresses (absent means no). */
   WEBHOOKS_ALLOW_PRIVATE?: '0' | '1' | undefined;
   /** Parsed RATE_LIMITS; null (`off`) or absent means no rate limit. */
@@ -444,6 +448,9 @@ export async function composeDomain(
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
       rateLimiter,
       allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',
+      ledgerSigningKeyPem: config.LEDGER_SIGNING_KEY_FILE
+        ? fs.readFileSync(config.LEDGER_SIGNING_KEY_FILE, 'utf8')
+        : undefined,
       observer: options.observer,
       embedder,
     });

@@ -7,6 +7,7 @@ import type { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { DomainError } from './errors';
 import type { GroupCommitObserver } from './group-commit';
+import type { LedgerSigningKey } from './ledger-key';
 import type { QueryVectors } from './query-vectors';
 
 /** Operator settings the rules depend on. */
@@ -62,6 +63,8 @@ export interface HandlerContext {
   deadline: Deadline | null;
   /** Commit notifications of this process, for long polls. */
   commitWatch: CommitWatch;
+  /** The service's key that signs ledger heads (loaded, or created, on first use). */
+  ledgerKey(): Promise<LedgerSigningKey>;
 }
 
 export function requireAccess(ctx: HandlerContext): WorkspaceAccess {

@@ -18,6 +18,7 @@ import {
 } from '@tms/catalog';
 import type {
   ActorRow,
+  ChainedCommit,
   CommitStamp,
   CredentialRow,
   IdempotencyRecord,
@@ -38,6 +39,7 @@ import { describeIssues, invalidInput } from './error-detail';
 import { DomainError } from './errors';
 import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
 import { HANDLERS } from './handlers';
+import { LedgerSigningKey } from './ledger-key';
 import { RequestLoaders } from './loaders';
 import { QueryVectors } from './query-vectors';
 import type { RateLimiter } from './rate-limiter';
@@ -63,6 +65,12 @@ const ACTOR_CACHE_SIZE = 10_000;
  * in a batch does not see its batch-mates' rows, so it must not depend on them (fresh ids only).
  */
 const GROUP_COMMITTED: ReadonlySet<string> = new Set(['memories.create']);
+
+/** The commit a write made in its own transaction, chained once its rows are written. */
+interface SingleCommit {
+  commit: Omit<ChainedCommit, 'chainHash'>;
+  previousChainHash: string | null;
+}
 
 /** Compared against when no credential row exists, so that both paths hash and compare. */
 const UNMATCHABLE_SHA256 = '0'.repeat(64);
@@ -116,10 +124,14 @@ export interface DomainOptions {
   embedder?: Embedder | null;
   /** Hybrid recall's fusion; absent: `DEFAULT_FUSION` (`pnpm bench:recall` sets it to compare). */
   fusion?: FusionMethod;
+  /** LEDGER_SIGNING_KEY_FILE's contents (an Ed25519 PKCS#8 PEM); absent: a key kept in the ledger. */
+  ledgerSigningKeyPem?: string | undefined;
 }
 
 export class Domain {
   private cursorsPromise: Promise<CursorCodec> | null = null;
+  private ledgerKeyPromise: Promise<LedgerSigningKey> | null = null;
+  private readonly ledgerSigningKeyPem: string | null;
   private readonly rateLimiter: RateLimiter | null;
   private readonly settings: DomainSettings;
   private readonly observer: DomainObserver;
@@ -145,6 +157,9 @@ export class Domain {
     options: DomainOptions = {},
   ) {
     this.rateLimiter = options.rateLimiter ?? null;
+    this.ledgerSigningKeyPem = options.ledgerSigningKeyPem ?? null;
+    // A configured key that is not Ed25519 stops the process at start, not at the first head.
+    if (this.ledgerSigningKeyPem !== null) LedgerSigningKey.fromPem(this.ledgerSigningKeyPem);
     this.settings = {
       allowPrivateWebhookTargets: options.allowPrivateWebhookTargets ?? false,
       fusion: options.fusion ?? DEFAULT_FUSION,
@@ -363,6 +378,8 @@ export class Domain {
         }
       }
       const answer = await handler(input, ctx);
+      // Its rows are written: the commit takes its chain hash from them (docs/ledger-proofs.md).
+      if (ctx.committed) await stores.chain.seal(ctx.committed.commit, ctx.committed.previousChainHash);
       const json = JSON.stringify(answer);
       // A dry run writes nothing, not even its idempotency record.
       if (key && input.dry_run !== true) {
@@ -488,7 +505,7 @@ export class Domain {
     groupCommit: ((workspaceId: string, subjectIds: string[]) => Promise<CommitStamp>) | null = null,
     /** A write that loads its standing itself, in one statement with its idempotency record. */
     writeStanding: ((access: WorkspaceAccess) => Promise<void>) | null = null,
-  ): Promise<HandlerContext & { shown: Set<string> }> {
+  ): Promise<HandlerContext & { shown: Set<string>; committed: SingleCommit | null }> {
     const access = await this.resolveWorkspace(operation, input, meta, stores, deferStanding || writeStanding !== null);
     if (access && writeStanding) await writeStanding(access);
     else if (access && deferStanding && !STANDING_IN_HANDLER.has(operation.name)) {
@@ -496,8 +513,9 @@ export class Domain {
     }
     let now: Promise<number> | null = null;
     const shown = new Set<string>();
-    return {
+    const context: HandlerContext & { shown: Set<string>; committed: SingleCommit | null } = {
       shown,
+      committed: null,
       shows(ids) {
         for (const id of ids) shown.add(id);
       },
@@ -511,20 +529,23 @@ export class Domain {
       queryVectors: this.queryVectors,
       deadline: meta.deadline ?? null,
       commitWatch: this.commitWatch,
+      ledgerKey: () => this.ledgerKey(),
       settings: this.settings,
       observer: this.observer,
       async commit(workspaceId, subjectIds) {
         for (const id of subjectIds) shown.add(id);
         if (groupCommit) return groupCommit(workspaceId, subjectIds);
-        const stamp = await stores.commits.allocate(workspaceId);
-        await stores.commits.insert({
+        const { previousChainHash, ...stamp } = await stores.commits.allocate(workspaceId);
+        const commit = {
           workspaceId,
           sequence: stamp.sequence,
           recordedAt: stamp.recordedAt,
           operation: operation.name,
           actorId: meta.caller.actorId,
           subjectIds,
-        });
+        };
+        await stores.commits.insert(commit);
+        context.committed = { commit, previousChainHash };
         return stamp;
       },
       now() {
@@ -537,6 +558,7 @@ export class Domain {
         return now;
       },
     };
+    return context;
   }
 
   /**
@@ -627,6 +649,18 @@ export class Domain {
       role: await stores.memberships.roleOf(workspaceId, caller.actorId),
       workspaceExists: true,
     });
+  }
+
+  /** The key that signs ledger heads; its public half is the JWKS the gateway publishes. */
+  ledgerKey(): Promise<LedgerSigningKey> {
+    const pem = this.ledgerSigningKeyPem;
+    this.ledgerKeyPromise ??= (
+      pem !== null ? Promise.resolve(LedgerSigningKey.fromPem(pem)) : LedgerSigningKey.load(this.ledger.stores)
+    ).catch((error) => {
+      this.ledgerKeyPromise = null;
+      throw error;
+    });
+    return this.ledgerKeyPromise;
   }
 
   private cursors(): Promise<CursorCodec> {

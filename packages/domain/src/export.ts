@@ -17,6 +17,7 @@ interface Stamped {
 }
 
 export type ExportLineType =
+  | 'commit'
   | 'workspace'
   | 'namespace'
   | 'evidence'
@@ -30,6 +31,7 @@ export type ExportLine = { type: ExportLineType } & Stamped & Record<string, unk
 
 /** Within one commit, what a restore needs first comes first (a memory before its revision). */
 const ORDER: Record<ExportLineType, number> = {
+  commit: -1,
   workspace: 0,
   namespace: 1,
   evidence: 2,
@@ -70,6 +72,21 @@ export async function planExport(
     async page(afterSequence, batchSize) {
       const page = await stores.exports.page(scope, afterSequence, batchSize);
       const lines = linesOf(page, scope, presentWorkspace(workspace));
+      // A whole workspace's export carries its chain (docs/ledger-proofs.md): each commit's chain
+      // hash and digest input (hashes only), so `svc ledger verify --file` checks it offline.
+      if (subtreeRootId === null) {
+        const inputs = await stores.chain.digestInputs(workspaceId, page.commits);
+        page.commits.forEach((commit, i) => {
+          lines.push({
+            type: 'commit',
+            sequence: commit.sequence,
+            recorded_at: commit.recordedAt,
+            chain_hash: commit.chainHash,
+            digest_input: inputs[i],
+          });
+        });
+        lines.sort((a, b) => a.sequence - b.sequence || ORDER[a.type] - ORDER[b.type]);
+      }
       return { lines, lastSequence: page.commits.at(-1)?.sequence ?? null };
     },
   };

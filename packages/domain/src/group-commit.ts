@@ -315,10 +315,8 @@ export class GroupCommitter {
     for (const request of requests) {
       if (request.workspaceId !== workspaceId) throw new DomainError('internal', 'grouped write in another workspace');
     }
-    const stamps =
-      requests.length > 0
-        ? consecutiveStamps(await stores.commits.allocateMany(workspaceId, requests.length), requests.length)
-        : [];
+    const allocated = requests.length > 0 ? await stores.commits.allocateMany(workspaceId, requests.length) : null;
+    const stamps = allocated ? consecutiveStamps(allocated, requests.length) : [];
     requests.forEach((request, i) => {
       const stamp = stamps[i] as CommitStamp;
       collector.commit({
@@ -339,7 +337,9 @@ export class GroupCommitter {
       }),
     );
     suspended.length = 0;
-    // Every row of the batch and one NOTIFY, in one statement.
+    // The batch's commits are chained in sequence order from the collected rows (no statement).
+    if (allocated) collector.chain(workspaceId, allocated.previousChainHash);
+    // Every row of the batch, the head's chain hash and one NOTIFY, in one statement.
     progress.stage = 'writing rows';
     await collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
     // Right before COMMIT: a write past its deadline must not commit, so the batch rolls back

@@ -10,6 +10,7 @@ import {
   revokeInstallation,
 } from './services/credentials';
 import { createEvidence, getEvidence, verifyEvidence } from './services/evidence';
+import { getLedgerHead, getLedgerProof } from './services/ledger';
 import { attestMemory, correctMemory, forgetEvidence, forgetMemory, listMemories } from './services/lifecycle';
 import { getMe } from './services/me';
 import { createMemory, getMemory, memoryHistory } from './services/memories';
@@ -65,4 +66,6 @@ export const HANDLERS: { [Name in OperationName]: HandlerOf<Name> } = {
   'webhooks.list': listWebhooks,
   'webhooks.create': createWebhook,
   'webhooks.delete': deleteWebhook,
+  'ledger.head': getLedgerHead,
+  'ledger.proof': getLedgerProof,
 };

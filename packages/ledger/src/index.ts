@@ -1,3 +1,17 @@
+export { canonicalJson } from './canonical-json';
+export {
+  type ChainBreak,
+  type CommitDigestInput,
+  commitDigest,
+  type DigestRecord,
+  GENESIS_CHAIN_HASH,
+  nextChainHash,
+  type RecordKind,
+  recordKindOf,
+  sha256Hex,
+  walkChain,
+} from './chain';
+export { type ChainingProgress, chainOlderLedgers } from './chain-migration';
 export {
   type Database,
   type DatabaseHandle,
@@ -25,6 +39,7 @@ export {
 export { Ledger } from './ledger';
 export { decodePathKey, encodePathKey } from './path-key';
 export * as schema from './schema';
+export type { ChainedCommit, ChainHead } from './storage/chain-storage';
 export {
   type Change,
   type ChangeQuery,
@@ -34,7 +49,7 @@ export {
   subjectTypeOf,
   WORKSPACE_LEVEL_TYPES,
 } from './storage/change-storage';
-export { COMMIT_CHANNEL, type CommitRow, type CommitStamp } from './storage/commit-storage';
+export { type AllocatedStamp, COMMIT_CHANNEL, type CommitRow, type CommitStamp } from './storage/commit-storage';
 export type { CredentialRow, InstallationRow, ListPosition } from './storage/credential-storage';
 export type { ActorRow, WorkspaceRow } from './storage/directory-storage';
 export type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
@@ -49,3 +64,11 @@ export type { Standing, StandingQuery } from './storage/read-view';
 export type { DeletionReceiptRow } from './storage/receipt-storage';
 export type { DueWebhook, FailureOutcome, WebhookRow } from './storage/webhook-storage';
 export { Stores } from './stores';
+export {
+  type ChainVerdict,
+  type ExportedCommit,
+  VERIFY_BATCH,
+  type VerifyOptions,
+  verifyExportLines,
+  verifyWorkspaceChain,
+} from './verify-chain';

@@ -1,3 +1,4 @@
+import { type ChainingProgress, chainOlderLedgers } from './chain-migration';
 import { type DatabaseHandle, type OpenOptions, openDatabase, type Readiness } from './database';
 import type { MigrateOptions } from './layout';
 import { Stores } from './stores';
@@ -33,8 +34,13 @@ export class Ledger {
     return this.handle.driver;
   }
 
-  migrate(options?: MigrateOptions): Promise<void> {
-    return this.handle.migrate(options);
+  /**
+   * Apply the SQL migrations (in the layout asked for), then chain any ledger written before the
+   * hash chain existed (docs/ledger-proofs.md), reporting its progress.
+   */
+  async migrate(options?: MigrateOptions, onChaining?: (progress: ChainingProgress) => void): Promise<void> {
+    await this.handle.migrate(options);
+    await chainOlderLedgers(this, onChaining);
   }
 
   ready(): Promise<boolean> {

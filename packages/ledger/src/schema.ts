@@ -115,6 +115,8 @@ export const workspaceHeads = pgTable('workspace_heads', {
   workspaceId: text('workspace_id').primaryKey(),
   sequence: bigint('sequence', { mode: 'number' }).notNull(),
   recordedAt: seconds('recorded_at').notNull(),
+  /** The `chain_hash` of the commit at `sequence` (docs/ledger-proofs.md); null until `svc migrate` chains an older ledger. */
+  chainHash: text('chain_hash'),
 });
 
 export const commits = pgTable(
@@ -127,6 +129,8 @@ export const commits = pgTable(
     actorId: text('actor_id').notNull(),
     /** Ids of the ledger rows this commit wrote (namespaces, evidence, revisions, ...). */
     subjectIds: text('subject_ids').array().notNull(),
+    /** SHA-256(previous chain_hash ‖ digest of this commit), hex (docs/ledger-proofs.md); null until chained. */
+    chainHash: text('chain_hash'),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.sequence] })],
 );

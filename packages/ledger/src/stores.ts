@@ -1,4 +1,5 @@
 import type { Database } from './database';
+import { ChainStorage } from './storage/chain-storage';
 import { ChangeStorage } from './storage/change-storage';
 import { CommitStorage } from './storage/commit-storage';
 import { CredentialStorage } from './storage/credential-storage';
@@ -34,6 +35,7 @@ export class Stores {
 
   readonly webhooks: WebhookStorage;
   readonly changes: ChangeStorage;
+  readonly chain: ChainStorage;
 
   constructor(
     readonly db: Database,
@@ -53,5 +55,6 @@ export class Stores {
 
     this.webhooks = new WebhookStorage(db);
     this.changes = new ChangeStorage(db);
+    this.chain = new ChainStorage(db);
   }
 }

@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_PLACEMENT } from '../src/distribution';
-import { decodePathKey, encodePathKey, Ledger, schema } from '../src/index';
+import { decodePathKey, encodePathKey, GENESIS_CHAIN_HASH, Ledger, schema } from '../src/index';
 import { evidenceRow, revisionRow } from './rows';
 
 type Driver = 'pglite' | 'postgres';
@@ -366,7 +366,7 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
         .set({ recordedAt: future })
         .where(eq(schema.workspaceHeads.workspaceId, 'ws_alloc_a'));
       const a3 = await ledger.transaction((s) => s.commits.allocate('ws_alloc_a'));
-      expect(a3).toEqual({ sequence: 3, recordedAt: future });
+      expect(a3).toEqual({ sequence: 3, recordedAt: future, previousChainHash: GENESIS_CHAIN_HASH });
       expect(await ledger.stores.commits.head('ws_alloc_a')).toEqual({ sequence: 3, recordedAt: future });
 
       // A transaction that fails gives its sequence back.

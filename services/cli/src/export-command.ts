@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { type ExportPlan, planExport } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
-import { progressBar } from './index-command';
+import { progressBar } from './progress';
 
 /** Commits read per page: each page is at most six statements and a bounded set of rows. */
 export const EXPORT_BATCH = 500;
@@ -75,7 +75,8 @@ async function writeLines(plan: ExportPlan, out: NodeJS.WritableStream, progress
       let chunk = '';
       for (const line of lines) chunk += `${JSON.stringify(line)}\n`;
       if (chunk !== '') await write(out, chunk);
-      progress.update(lines.length, lastSequence);
+      // Rows are the resources; the commit lines carrying the chain are not counted among them.
+      progress.update(lines.filter((line) => line.type !== 'commit').length, lastSequence);
       after = lastSequence;
     }
   } finally {

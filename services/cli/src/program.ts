@@ -4,6 +4,7 @@ import { CAPABILITIES } from '@tms/catalog';
 import type { Ledger } from '@tms/ledger';
 import type { AdminOutput } from './admin-credentials';
 import type { CliEnv } from './env';
+import { progressBar } from './progress';
 
 // Each command loads what it needs when it runs, so `--help` and usage errors answer at once
 // without loading the ledger, PGlite or the domain.
@@ -263,9 +264,18 @@ export function buildProgram(io: CliIo): Command {
     .action(
       act(io, (env) =>
         withLedger(env, 'svc migrate', async (ledger) => {
-          await ledger.migrate({ layout: env.DATABASE_LAYOUT, citus: env.CITUS === '1' });
+          // Older ledgers are chained after the SQL migrations (docs/ledger-proofs.md), with progress.
+          let chained = 0;
+          await ledger.migrate(
+            { layout: env.DATABASE_LAYOUT, citus: env.CITUS === '1' },
+            ({ workspaceId, sequence, head }) => {
+              chained += 1;
+              io.stderr(`chaining workspace ${workspaceId}: ${progressBar(sequence, head)}\n`);
+            },
+          );
           const layout = env.DATABASE_LAYOUT === 'partitioned' ? ' (partitioned by workspace)' : '';
-          return `migrations applied${layout}${env.CITUS === '1' ? '; tables distributed on Citus' : ''}`;
+          const citus = env.CITUS === '1' ? '; tables distributed on Citus' : '';
+          return `migrations applied${layout}${citus}${chained > 0 ? '; older ledgers chained' : ''}`;
         }),
       ),
     );
@@ -320,7 +330,44 @@ export function buildProgram(io: CliIo): Command {
         return { stdout: '', note: summary };
       }),
     );
+  const ledgerCommand = program.command('ledger').description("the ledger's hash chain (docs/ledger-proofs.md)");
+  ledgerCommand
+    .command('verify')
+    .description(
+      "recompute a workspace's hash chain from its rows (or from an export file) and name the first sequence that no longer matches",
+    )
+    .option('--workspace <id>', 'the workspace (ws_...)')
+    .option(
+      '--from <sequence>',
+      'start at this sequence, taking the chain hash stored before it as given',
+      positiveInteger,
+    )
+    .option('--file <export>', 'verify an NDJSON export of a whole workspace (svc export) offline instead')
+    .action(
+      act(io, async (env, options) => {
+        const { verifyExportFile, verifyLedger } = await import('./ledger-command');
+        if (options.file !== undefined) {
+          if (options.workspace !== undefined) throw await wrongArgument('give --workspace or --file, not both');
+          return verifyExportFile(options.file);
+        }
+        if (options.workspace === undefined) throw await wrongArgument('--workspace or --file is required');
+        const args = { workspace: options.workspace, from: options.from ?? 1 };
+        return withLedger(env, 'svc ledger verify', (ledger) => verifyLedger(ledger, args));
+      }),
+    );
   return program;
+}
+
+/** A wrong combination of options: exit 2 with the reason and the usage (as `act` reports `invalid_input`). */
+async function wrongArgument(reason: string): Promise<Error> {
+  const { DomainError } = await import('@tms/domain');
+  return new DomainError('invalid_input', reason);
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('takes a sequence (1 or more)');
+  return n;
 }
 
 /**

@@ -219,7 +219,12 @@ describe.each(['pglite', 'postgres'] as const)('svc export (%s)', (driver) => {
     );
     expect(fs.existsSync(`${file}.partial`)).toBe(false);
     const bytes = fs.readFileSync(file);
-    const lines = parseLines(bytes.toString('utf8'));
+    const all = parseLines(bytes.toString('utf8'));
+    // Each commit's line (its chain hash and digest input, hashes only) comes first in its sequence.
+    const commitLines = all.filter((l) => l.type === 'commit');
+    expect(commitLines.map((l) => l.sequence)).toEqual(Array.from({ length: written.head }, (_, i) => i + 1));
+    expect(all[0]).toMatchObject({ type: 'commit', sequence: 1, chain_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const lines = all.filter((l) => l.type !== 'commit');
     expect(lines[0]).toMatchObject({ type: 'workspace', sequence: 1 });
     expectLinesAsTheApiShows(lines, written, written.expected.keys());
     // The purged memory and evidence are gone; their receipts (hashes only) are there.
@@ -241,18 +246,70 @@ describe.each(['pglite', 'postgres'] as const)('svc export (%s)', (driver) => {
     const toStdout = await svc(['--workspace', written.workspace.id]);
     expect(toStdout.code, toStdout.stderr).toBe(0);
     expect(toStdout.stdout).toBe(bytes.toString('utf8'));
+
+    // The export verifies offline with the chain's own arithmetic, and reaches the ledger's head.
+    const offline = await runSvc(['ledger', 'verify', '--file', file], env);
+    expect(offline.code, offline.stderr).toBe(0);
+    const online = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(online.code, online.stderr).toBe(0);
+    expect(online.stdout).toMatch(
+      new RegExp(
+        `^ledger of workspace ${written.workspace.id} is intact up to sequence ${written.head}, chain_hash [0-9a-f]{64}\n$`,
+      ),
+    );
+    const headHash = online.stdout.trim().split(' ').at(-1);
+    expect(offline.stdout).toBe(`export ${file} is intact up to sequence ${written.head}, chain_hash ${headHash}\n`);
+    expect(online.stderr).toContain(`${written.head}/${written.head} commits`);
+    // One edited text in the file is named by the commit that wrote it.
+    const edited = path.join(dir, 'edited.ndjson');
+    const revision = lines.find((l) => l.type === 'revision' && typeof l.text === 'string') as Json;
+    fs.writeFileSync(
+      edited,
+      all
+        .map((l) => JSON.stringify(l.id === revision.id && l.type === 'revision' ? { ...l, text: `${l.text}!` } : l))
+        .join('\n'),
+    );
+    const tampered = await runSvc(['ledger', 'verify', '--file', edited], env);
+    expect(tampered.code).toBe(1);
+    expect(tampered.stderr).toContain(`breaks at sequence ${revision.sequence}:`);
   }, 120_000);
 
   it('with --namespace, writes only that subtree (and the workspace line)', async () => {
     const run = await svc(['--workspace', written.workspace.id, '--namespace', written.ids.team]);
     expect(run.code, run.stderr).toBe(0);
     const lines = parseLines(run.stdout);
+    // A subtree's export is not a whole chain: it carries no commit lines.
+    expect(lines.some((l) => l.type === 'commit')).toBe(false);
     const outside = new Set([written.ids.other, written.ids.elsewhere, written.ids.far]);
     const inside = [...written.expected.entries()]
       .filter(([id, e]) => !outside.has(id) && e.resource.memory_id !== written.ids.far)
       .map(([id]) => id);
     expectLinesAsTheApiShows(lines, written, inside);
     expect(inside.length).toBeLessThan(written.expected.size);
+  }, 120_000);
+
+  it('svc migrate chains a ledger written before the chain, with progress, to the same head', async () => {
+    const before = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(before.code, before.stderr).toBe(0);
+    const ledger = await Ledger.open(
+      database ? { databaseUrl: database.url } : { dataDir: path.join(dir, 'data', 'pglite'), holder: 'export test' },
+    );
+    try {
+      await ledger.handle.db.execute(`update commits set chain_hash = null`);
+      await ledger.handle.db.execute(`update workspace_heads set chain_hash = null`);
+    } finally {
+      await ledger.close();
+    }
+    const unchained = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(unchained.code).toBe(1);
+    expect(unchained.stderr).toContain('breaks at sequence 1: commit 1 is not chained yet: run svc migrate');
+    const migrate = await runSvc(['migrate'], env);
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toBe('migrations applied; older ledgers chained\n');
+    expect(migrate.stderr).toContain(`chaining workspace ${written.workspace.id}: `);
+    expect(migrate.stderr).toContain(`${written.head}/${written.head} commits`);
+    const after = await runSvc(['ledger', 'verify', '--workspace', written.workspace.id], env);
+    expect(after.stdout).toBe(before.stdout);
   }, 120_000);
 
   it('refuses an unknown workspace or namespace with a one-line reason (exit 1)', async () => {

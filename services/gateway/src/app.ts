@@ -124,6 +124,9 @@ export function createMetricsServer(metrics: GatewayMetrics, logger: Logger): ht
   });
 }
 
+/** Where the gateway publishes the JWKS of its ledger signing key. */
+export const LEDGER_KEYS_PATH = '/.well-known/ledger-keys.json';
+
 /** The gateway's HTTP server: health, readiness and metrics, the agent tools at /mcp, then the /v1 mirror. */
 export function createApp(deps: AppDependencies): http.Server {
   const { domain, ledger, metrics, logger } = deps;
@@ -147,6 +150,11 @@ export function createApp(deps: AppDependencies): http.Server {
         scope.code = 'unavailable';
         scope.reason = state.reason;
         return scope.send(res, 503, JSON.stringify({ status: 'not_ready', reason: state.reason }));
+      }
+      case LEDGER_KEYS_PATH: {
+        // The public keys that sign ledger heads (docs/ledger-proofs.md): anyone may fetch them.
+        scope.operation = 'ledger.keys';
+        return scope.send(res, 200, JSON.stringify((await domain.ledgerKey()).jwks));
       }
       case '/metrics': {
         if (deps.metricsOnApiPort === false) throw new DomainError('not_found');

@@ -348,6 +348,9 @@ const VARIANTS: Variant[] = [
   { op: 'webhooks.list', prepare: none },
   { op: 'webhooks.create', prepare: async () => ({ body: { url: 'https://hooks.example.com/matrix' } }) },
   { op: 'webhooks.delete', prepare: async (w) => ({ id: await w.make.webhook() }) },
+  // The head names no namespace: any caller with standing in the workspace may keep it.
+  { op: 'ledger.head', rule: 'workspace', prepare: none },
+  { op: 'ledger.proof', prepare: async (w, place) => ({ id: (await w.make.evidence(place)).id }) },
 ];
 
 const CATALOG = new Map<string, OperationSpec>(OPERATIONS.map((op) => [op.name, op as OperationSpec]));

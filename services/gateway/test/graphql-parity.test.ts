@@ -634,6 +634,26 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
       'graphql',
     );
 
+    // ---- ledger.head and ledger.proof: the same signed head and proof ---------------------
+    const HEAD = '{ head { workspaceId sequence recordedAt chainHash } signature }';
+    await read(
+      'ledger.head',
+      (await api.get('/v1/ledger/head')).body,
+      (await gw.data(gql(`query { ledgerHead ${HEAD} }`))).ledgerHead,
+    );
+    await read(
+      'ledger.proof',
+      (await api.get(`/v1/ledger/proofs/${evidence.id}`)).body,
+      (
+        await gw.data(
+          gql(`query($id: ID!) {
+            ledgerProof(input: { id: $id }) { subjectId sequence previousChainHash digestInput links head ${HEAD} }
+          }`),
+          { id: evidence.id },
+        )
+      ).ledgerProof,
+    );
+
     // Every operation of the catalog went through both transports.
     expect([...covered].sort()).toEqual(OPERATIONS.map((op) => op.name).sort());
   });

@@ -32,8 +32,8 @@ function memoryBody(namespaceId: string, text: string, extra: Record<string, unk
   return { namespace_id: namespaceId, kind: 'claim', text, valid_from: 0, ...extra };
 }
 
-/** The head allocation of a group commit, as the statement log shows it. */
-const isHeadUpdate = (text: string) => /update "workspace_heads"/.test(text);
+/** The head allocation of a group commit, as the statement log shows it (the flush's chain-hash update starts with `with`). */
+const isHeadUpdate = (text: string) => /^\s*update "workspace_heads"/.test(text);
 
 describe('group commit per workspace (postgres)', () => {
   let h: Harness;
@@ -298,8 +298,8 @@ describe('group commit per workspace (postgres)', () => {
       underLock.push(texts.length - (updates[0] as number));
     }
     expect(underLock[0]).toBe(underLock[1]);
-    // The head update, then one statement with the commit rows, memories, revisions,
-    // idempotency records and one NOTIFY.
+    // The head update, then one statement with the commit rows (chained), memories, revisions,
+    // idempotency records, the head's new chain hash and one NOTIFY.
     expect(underLock[0]).toBe(2);
   });
 });

@@ -379,6 +379,12 @@ describe.each<Transport>(['http', 'stdio'])('agent tools over MCP (%s)', { timeo
     const unhooked = await ok(client, 'svc_webhooks_delete', { id: hook.webhook.id, idempotency_key: key() }, called);
     expect(unhooked.webhook.state).toBe('deleted');
 
+    // The ledger's signed head, and a proof that reaches it.
+    const head = await ok(client, 'svc_ledger_head', {}, called);
+    expect(head.head.sequence).toBe(unhooked.commit.sequence);
+    const proof = await ok(client, 'svc_ledger_proof', { id: candidate.revision.id }, called);
+    expect(proof).toMatchObject({ subject_id: candidate.revision.id, head });
+
     // Every operation of the catalog went through its tool (a new operation needs a step above).
     expect(sorted(called)).toEqual(sorted(CATALOG_TOOLS));
   });

@@ -99,6 +99,7 @@ describe.each(DRIVERS)('commit sequences (%s)', (driver) => {
         operation: 'memories.create',
         actorId: owner.actorId,
         subjectIds: [res.body.memory.id, res.body.revision.id],
+        chainHash: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
       // The revision's recorded_at is its commit's (decisions §2).
       expect(res.body.revision.recorded_at).toBe(res.body.commit.recorded_at);

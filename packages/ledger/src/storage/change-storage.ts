@@ -18,8 +18,8 @@ export const WORKSPACE_LEVEL_TYPES: ReadonlySet<SubjectType> = new Set([
   'webhook',
 ]);
 
-/** The type of a ledger id, by the prefix `newId` gave it. */
-const TYPE_BY_PREFIX: Readonly<Record<string, SubjectType>> = {
+/** The type of a ledger id, by the prefix `newId` gave it (the hash chain names its records so too). */
+export const TYPE_BY_PREFIX: Readonly<Record<string, SubjectType>> = {
   ws: 'workspace',
   ns: 'namespace',
   ev: 'evidence',

@@ -21,7 +21,10 @@ export interface ExportScope {
 
 /** The rows a page of commits wrote, each unpurged and within the scope. */
 export interface ExportPage {
-  commits: Pick<CommitRow, 'sequence' | 'recordedAt' | 'operation' | 'subjectIds'>[];
+  commits: Pick<
+    CommitRow,
+    'workspaceId' | 'sequence' | 'recordedAt' | 'operation' | 'actorId' | 'subjectIds' | 'chainHash'
+  >[];
   namespaces: NamespaceRow[];
   evidence: EvidenceRow[];
   verifications: VerificationRow[];
@@ -69,10 +72,13 @@ export class ExportStorage {
     const ws = scope.workspaceId;
     const page = await this.db
       .select({
+        workspaceId: commits.workspaceId,
         sequence: commits.sequence,
         recordedAt: commits.recordedAt,
         operation: commits.operation,
+        actorId: commits.actorId,
         subjectIds: commits.subjectIds,
+        chainHash: commits.chainHash,
       })
       .from(commits)
       .where(

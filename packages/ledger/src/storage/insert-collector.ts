@@ -1,7 +1,8 @@
 import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+import { CHAINING, commitDigest, digestInputOf, emptySources, nextChainHash } from '../chain';
 import { compiledStatementRunner, type Database } from '../database';
-import { commits, idempotencyRecords, memories, revisions } from '../schema';
+import { commits, idempotencyRecords, memories, revisions, workspaceHeads } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
 import type { IdempotencyRecord } from './idempotency-storage';
 import { type MemoryRow, MemoryStorage, type RevisionRow } from './memory-storage';
@@ -13,6 +14,8 @@ import { type MemoryRow, MemoryStorage, type RevisionRow } from './memory-storag
  */
 export class InsertCollector {
   private readonly rows = new Map<PgTable, object[]>();
+  /** The head's new chain hash, set by `chain` and written by `flush` with the rows. */
+  private headChain: { workspaceId: string; chainHash: string } | null = null;
 
   add(table: PgTable, row: object): void {
     const list = this.rows.get(table);
@@ -33,21 +36,48 @@ export class InsertCollector {
   }
 
   /**
+   * Chain the collected commits in sequence order from `previous` (the head's chain hash when the
+   * batch allocated; null: the workspace is not chained yet and `svc migrate` chains it). Their
+   * digests come from the collected rows, so chaining costs no statement: the commits carry their
+   * chain hashes and the head's new one joins the flush.
+   */
+  chain(workspaceId: string, previous: string | null): void {
+    const collected = (this.rows.get(commits) ?? []) as (typeof commits.$inferInsert)[];
+    if (previous === null || collected.length === 0 || !CHAINING) return;
+    const sources = emptySources();
+    for (const row of (this.rows.get(memories) ?? []) as MemoryRow[]) sources.memories.set(row.id, row);
+    for (const row of (this.rows.get(revisions) ?? []) as RevisionRow[]) sources.revisions.set(row.id, row);
+    let hash = previous;
+    for (const row of [...collected].sort((a, b) => a.sequence - b.sequence)) {
+      const input = digestInputOf(row, sources);
+      // Only writes whose rows the batch collects are grouped; any other would be chained wrong.
+      if (input.records.some((record) => record.missing)) {
+        throw new Error(`grouped commit ${row.sequence} names a row the batch did not collect`);
+      }
+      hash = nextChainHash(hash, commitDigest(input));
+      row.chainHash = hash;
+    }
+    this.headChain = { workspaceId, chainHash: hash };
+  }
+
+  /**
    * Every collected row in one statement: one multi-row insert per table, each in a
    * data-modifying CTE (Postgres runs them all; the ledger has no foreign keys whose order
    * would matter), ending with the NOTIFY of `notifyWorkspaceId` (delivered at commit).
    */
   async flush(db: Database, notifyWorkspaceId: string | null): Promise<void> {
     const batch = [...this.rows];
+    const headChain = this.headChain;
     this.rows.clear();
-    const build = () => flushStatement(db, batch, notifyWorkspaceId);
+    this.headChain = null;
+    const build = () => flushStatement(db, batch, headChain, notifyWorkspaceId);
     const run = compiledStatementRunner(db);
     if (!run) {
       await db.execute(build());
       return;
     }
-    const key = flushShapeKey(batch, notifyWorkspaceId !== null);
-    const params = flushParameters(batch, notifyWorkspaceId);
+    const key = flushShapeKey(batch, headChain !== null, notifyWorkspaceId !== null);
+    const params = flushParameters(batch, headChain, notifyWorkspaceId);
     let text = flushTexts.get(key);
     if (text === undefined) {
       // Once per shape: the text is Drizzle's, and the parameters computed here must be exactly
@@ -61,14 +91,26 @@ export class InsertCollector {
   }
 }
 
-function flushStatement(db: Database, batch: [PgTable, object[]][], notifyWorkspaceId: string | null): SQL {
+type HeadChain = { workspaceId: string; chainHash: string } | null;
+
+/** The head takes the batch's last chain hash (its sequence was set when the batch allocated). */
+const headChainUpdate = (head: NonNullable<HeadChain>) =>
+  sql`update ${workspaceHeads} set chain_hash = ${head.chainHash} where workspace_id = ${head.workspaceId}`;
+
+function flushStatement(
+  db: Database,
+  batch: [PgTable, object[]][],
+  headChain: HeadChain,
+  notifyWorkspaceId: string | null,
+): SQL {
   const final = notifyWorkspaceId === null ? sql`select 1` : notification(notifyWorkspaceId);
-  const inserts = batch.map(([table, rows], i) => {
+  const parts = batch.map(([table, rows], i) => {
     const name = sql.identifier(`inserted_${i}`);
     // Drizzle puts an embedded query in parentheses itself.
     return sql`${name} as ${db.insert(table).values(rows as never)}`;
   });
-  return inserts.length > 0 ? sql`with ${sql.join(inserts, sql`, `)} ${final}` : final;
+  if (headChain !== null) parts.push(sql`head_chain as (${headChainUpdate(headChain)})`);
+  return parts.length > 0 ? sql`with ${sql.join(parts, sql`, `)} ${final}` : final;
 }
 
 /*
@@ -103,8 +145,8 @@ function columnsOf(table: PgTable): [string, PgColumn][] {
   return columns;
 }
 
-function flushShapeKey(batch: [PgTable, object[]][], notifies: boolean): string {
-  const parts: string[] = [notifies ? 'notify' : 'quiet'];
+function flushShapeKey(batch: [PgTable, object[]][], chains: boolean, notifies: boolean): string {
+  const parts: string[] = [notifies ? 'notify' : 'quiet', chains ? 'chain' : 'unchained'];
   for (const [table, rows] of batch) {
     const columns = columnsOf(table);
     const masks = rows.map((row) => {
@@ -117,7 +159,11 @@ function flushShapeKey(batch: [PgTable, object[]][], notifies: boolean): string 
   return parts.join('|');
 }
 
-function flushParameters(batch: [PgTable, object[]][], notifyWorkspaceId: string | null): unknown[] {
+function flushParameters(
+  batch: [PgTable, object[]][],
+  headChain: HeadChain,
+  notifyWorkspaceId: string | null,
+): unknown[] {
   const params: unknown[] = [];
   for (const [table, rows] of batch) {
     const columns = columnsOf(table);
@@ -129,6 +175,7 @@ function flushParameters(batch: [PgTable, object[]][], notifyWorkspaceId: string
       }
     }
   }
+  if (headChain !== null) params.push(...dialect.sqlToQuery(headChainUpdate(headChain)).params);
   if (notifyWorkspaceId !== null) params.push(...dialect.sqlToQuery(notification(notifyWorkspaceId)).params);
   return params;
 }

@@ -4,6 +4,7 @@ import { PostgresSearchProvider } from '@tms/search';
 import type { TestIssuer } from '@tms/testkit';
 import { connectSql, type Sql } from '@tms/testkit/postgres-server';
 import { delay, type ServiceProcess } from '@tms/testkit/processes';
+import { verifyProof } from '../../../../packages/client/src';
 
 // Clients of the fault tests: writers that create memories under an Idempotency-Key and retry
 // the same request until it is acknowledged, and readers of what was acknowledged. Every answer
@@ -262,6 +263,16 @@ export async function verifyLedger(sql: Sql, url: string, workload: Workload): P
       }
     }),
   );
+  // The hash chain survived the faults: a proof of each workspace's first acknowledged revision,
+  // recomputed from the rows up to the head, reaches the head's stored chain hash.
+  for (const acks of byWorkspace.values()) {
+    const first = [...acks].sort((a, b) => a.sequence - b.sequence)[0] as Acknowledged;
+    const { token, workspaceId } = first.request;
+    const revisionId = (JSON.parse(first.answer) as { revision: { id: string } }).revision.id;
+    const proof = await send(url, 'GET', `/v1/ledger/proofs/${revisionId}`, { token, workspaceId });
+    const verdict = proof.status === 200 ? await verifyProof(proof.body) : { valid: false, reason: proof.text };
+    if (!verdict.valid) problems.push(`${workspaceId}: the chain does not hold: ${verdict.reason}`);
+  }
   return problems;
 }
 

@@ -1,0 +1,56 @@
+import { GENESIS_CHAIN_HASH } from './chain';
+import type { Ledger } from './ledger';
+import { chainOver, VERIFY_BATCH } from './verify-chain';
+
+/** Progress of chaining one workspace's older commits. */
+export interface ChainingProgress {
+  workspaceId: string;
+  sequence: number;
+  head: number;
+}
+
+/**
+ * Chain ledgers written before the chain existed (run by `svc migrate` after the SQL migrations):
+ * each workspace whose head has no chain hash is chained from sequence 1 in batches. Writes go on
+ * meanwhile (they leave their chain hash null while the head has none); the last batch runs with
+ * the head locked, chains what they wrote too, and sets the head, after which writes chain
+ * themselves. Answers the number of workspaces chained.
+ */
+export async function chainOlderLedgers(
+  ledger: Ledger,
+  onProgress: (progress: ChainingProgress) => void = () => {},
+  batchSize = VERIFY_BATCH,
+): Promise<number> {
+  const pending = await ledger.stores.chain.unchainedWorkspaces();
+  for (const { workspaceId, sequence: head } of pending) {
+    let previous = GENESIS_CHAIN_HASH;
+    let next = 1;
+    const chainBatch = async (stores: Ledger['stores'], upTo: number) => {
+      while (next <= upTo) {
+        const rows = await stores.chain.commits(workspaceId, next, upTo, batchSize);
+        if (rows.length === 0) break;
+        const hashes = chainOver(previous, await stores.chain.digestInputs(workspaceId, rows));
+        await stores.chain.setChainHashes(
+          workspaceId,
+          rows.map((row, i) => ({ sequence: row.sequence, chainHash: hashes[i] as string })),
+        );
+        previous = hashes.at(-1) as string;
+        next = (rows.at(-1)?.sequence ?? next) + 1;
+        onProgress({ workspaceId, sequence: next - 1, head: upTo });
+      }
+    };
+    // Batches of their own transaction each, up to the head seen at the start.
+    while (next <= head) {
+      const before = next;
+      await ledger.transaction((stores) => chainBatch(stores, Math.min(head, next + batchSize - 1)));
+      if (next === before) break;
+    }
+    await ledger.transaction(async (stores) => {
+      const locked = await stores.chain.lockHead(workspaceId);
+      if (!locked || locked.chainHash !== null) return;
+      await chainBatch(stores, locked.sequence);
+      await stores.chain.setHeadChainHash(workspaceId, previous);
+    });
+  }
+  return pending.length;
+}

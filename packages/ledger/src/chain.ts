@@ -1,0 +1,310 @@
+/**
+ * The ledger's hash chain (docs/ledger-proofs.md). Each commit of a workspace stores
+ *
+ *   chain_hash = SHA-256(previous chain_hash ‖ digest)      (32 bytes ‖ 32 bytes, hex stored)
+ *   digest     = SHA-256(canonical JSON of the commit's digest input)
+ *
+ * The digest input holds the commit's sequence, `recorded_at`, actor and operation, and for each
+ * row the commit names (its `subject_ids`, in that order) the row's record: its identity and the
+ * fields fixed when it was written, with any text (a revision's text, an evidence excerpt, a
+ * locator, a URL) replaced by its SHA-256. A purge erases text but keeps its hash (evidence keeps
+ * `excerpt_sha256`; a memory's receipt keeps each revision's erased text hash), so a purge leaves
+ * every digest as it was. The commit before sequence 1 is the genesis hash, 64 zeros.
+ *
+ * This file is the one definition of the canonical form on the server; `@tms/client` carries the
+ * reader's copy (it has no dependencies) and both are pinned by the vectors in the docs.
+ */
+import crypto from 'node:crypto';
+import { canonicalJson } from './canonical-json';
+import type { commits, workspaces } from './schema';
+import { TYPE_BY_PREFIX } from './storage/change-storage';
+import type { CredentialRow, InstallationRow } from './storage/credential-storage';
+import type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
+import type { MemoryRow, RevisionRow } from './storage/memory-storage';
+import type { NamespaceRow } from './storage/namespace-storage';
+import type { DeletionReceiptRow } from './storage/receipt-storage';
+import type { WebhookRow } from './storage/webhook-storage';
+
+/**
+ * Set (to true) only by the bench's comparison build of the gateway (`pnpm bench`, esbuild
+ * `define`), which measures writes with and without chaining in one run; never in a service.
+ */
+declare const __TMS_BENCH_UNCHAINED__: boolean | undefined;
+
+/** Whether writes chain their commits (always, except in that bench build). */
+export const CHAINING: boolean = typeof __TMS_BENCH_UNCHAINED__ === 'undefined' || !__TMS_BENCH_UNCHAINED__;
+
+/** The chain hash "before" sequence 1. */
+export const GENESIS_CHAIN_HASH = '0'.repeat(64);
+
+/** The kind of record a subject id names (the change feed's type of the id). */
+export type RecordKind = (typeof TYPE_BY_PREFIX)[keyof typeof TYPE_BY_PREFIX];
+
+/** One row in a digest input: its kind, id and recorded fields (texts as hashes). */
+export interface DigestRecord {
+  kind: RecordKind | null;
+  id: string;
+  /** True when the row the commit names cannot be found (it was deleted). */
+  missing?: true;
+  [field: string]: unknown;
+}
+
+/** What a commit's digest covers (hashes only: it can be published as a proof). */
+export interface CommitDigestInput {
+  workspace_id: string;
+  sequence: number;
+  recorded_at: number;
+  actor_id: string;
+  operation: string;
+  records: DigestRecord[];
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+export function commitDigest(input: CommitDigestInput): string {
+  return sha256Hex(canonicalJson(input));
+}
+
+export function nextChainHash(previous: string, digest: string): string {
+  return crypto
+    .createHash('sha256')
+    .update(Buffer.from(previous, 'hex'))
+    .update(Buffer.from(digest, 'hex'))
+    .digest('hex');
+}
+
+/** The kind of record a subject id names (null: an id of no known kind). */
+export function recordKindOf(id: string): RecordKind | null {
+  return (TYPE_BY_PREFIX as Record<string, RecordKind>)[id.slice(0, id.indexOf('_'))] ?? null;
+}
+
+/**
+ * A text's hash as the chain records it: the hash of the text while it is kept, the stored hash
+ * once purged. A kept text that no longer matches its stored hash yields a value no honest
+ * digest holds, so tampering with either side shows.
+ */
+function keptTextHash(text: string | null, stored: string): string {
+  if (text === null) return stored;
+  const actual = sha256Hex(text);
+  return actual === stored ? stored : `mismatch:${actual}`;
+}
+
+/** The rows a commit names, as read from the ledger (or collected by a group commit). */
+export interface RecordSources {
+  workspaces: Map<string, typeof workspaces.$inferSelect>;
+  namespaces: Map<string, NamespaceRow>;
+  evidence: Map<string, EvidenceRow>;
+  verifications: Map<string, VerificationRow>;
+  memories: Map<string, MemoryRow>;
+  revisions: Map<string, RevisionRow>;
+  receipts: Map<string, DeletionReceiptRow>;
+  installations: Map<string, InstallationRow>;
+  credentials: Map<string, CredentialRow>;
+  webhooks: Map<string, WebhookRow>;
+  /** Erased text hashes of purged revisions, by revision id (from their memory's receipt). */
+  erasedTextSha256: Map<string, string>;
+}
+
+export function emptySources(): RecordSources {
+  return {
+    workspaces: new Map(),
+    namespaces: new Map(),
+    evidence: new Map(),
+    verifications: new Map(),
+    memories: new Map(),
+    revisions: new Map(),
+    receipts: new Map(),
+    installations: new Map(),
+    credentials: new Map(),
+    webhooks: new Map(),
+    erasedTextSha256: new Map(),
+  };
+}
+
+/** The text hash of a revision: of its text while kept, from its receipt once purged. */
+function revisionTextHash(row: RevisionRow, sources: RecordSources): string {
+  if (row.text !== null) return sha256Hex(row.text);
+  return sources.erasedTextSha256.get(row.id) ?? 'unknown';
+}
+
+/**
+ * The record of one subject: only fields no later commit changes (a later supersession,
+ * invalidation, rename, revocation or purge is that commit's own, and leaves this record alone).
+ */
+export function recordOf(id: string, sources: RecordSources): DigestRecord {
+  const kind = recordKindOf(id);
+  const missing = (): DigestRecord => ({ kind, id, missing: true });
+  switch (kind) {
+    case 'workspace': {
+      const r = sources.workspaces.get(id);
+      return r ? { kind, id, created_at: r.createdAt, created_by: r.createdBy } : missing();
+    }
+    case 'namespace': {
+      const r = sources.namespaces.get(id);
+      return r ? { kind, id, created_at: r.createdAt } : missing();
+    }
+    case 'evidence': {
+      const r = sources.evidence.get(id);
+      if (!r) return missing();
+      return {
+        kind,
+        id,
+        namespace_id: r.namespaceId,
+        source_locator_sha256: sha256Hex(r.sourceLocator),
+        content_root_sha256: r.contentRootSha256,
+        excerpt_sha256: keptTextHash(r.excerpt, r.excerptSha256),
+        recorder_actor_id: r.recorderActorId,
+        recorded_at: r.recordedAt,
+        commit_sequence: r.commitSequence,
+      };
+    }
+    case 'verification': {
+      const r = sources.verifications.get(id);
+      if (!r) return missing();
+      return {
+        kind,
+        id,
+        evidence_id: r.evidenceId,
+        content_root_sha256: r.contentRootSha256,
+        excerpt_sha256: r.excerptSha256,
+        verdict: r.verdict,
+        verifier_actor_id: r.verifierActorId,
+        recorded_at: r.recordedAt,
+      };
+    }
+    case 'memory': {
+      const r = sources.memories.get(id);
+      return r ? { kind, id, namespace_id: r.namespaceId, memory_kind: r.kind, created_at: r.createdAt } : missing();
+    }
+    case 'revision': {
+      const r = sources.revisions.get(id);
+      if (!r) return missing();
+      return {
+        kind,
+        id,
+        memory_id: r.memoryId,
+        namespace_id: r.namespaceId,
+        memory_kind: r.kind,
+        generation: r.generation,
+        text_sha256: revisionTextHash(r, sources),
+        status: r.status,
+        valid_from: r.validFrom,
+        valid_to: r.validTo ?? null,
+        recorded_at: r.recordedAt,
+        commit_sequence: r.commitSequence,
+        evidence_ids: r.evidenceIds,
+        support_revision_ids: r.supportRevisionIds,
+        attestation_id: r.attestationId ?? null,
+        claim_sha256: r.claimSha256 ?? null,
+        attestation_evidence_ids: r.attestationEvidenceIds ?? null,
+        attestation_verification_ids: r.attestationVerificationIds ?? null,
+        attestation_verifier_actor_id: r.attestationVerifierActorId ?? null,
+        attestation_recorded_at: r.attestationRecordedAt ?? null,
+      };
+    }
+    case 'receipt': {
+      const r = sources.receipts.get(id);
+      if (!r) return missing();
+      return {
+        kind,
+        id,
+        subject_kind: r.subjectKind,
+        subject_id: r.subjectId,
+        namespace_id: r.namespaceId,
+        revision_ids: r.revisionIds,
+        erased_sha256: r.erasedSha256,
+        recorder_actor_id: r.recorderActorId,
+        recorded_at: r.recordedAt,
+        commit_sequence: r.commitSequence,
+      };
+    }
+    case 'installation': {
+      const r = sources.installations.get(id);
+      return r ? { kind, id, created_at: r.createdAt, created_by: r.createdBy } : missing();
+    }
+    case 'credential': {
+      const r = sources.credentials.get(id);
+      if (!r) return missing();
+      return {
+        kind,
+        id,
+        credential_kind: r.kind,
+        installation_id: r.installationId ?? null,
+        actor_id: r.actorId,
+        secret_sha256: r.secretSha256,
+        capabilities: r.capabilities,
+        namespace_ids: r.namespaceIds ?? null,
+        expires_at: r.expiresAt ?? null,
+        created_at: r.createdAt,
+        created_by: r.createdBy,
+      };
+    }
+    case 'webhook': {
+      const r = sources.webhooks.get(id);
+      if (!r) return missing();
+      return {
+        kind,
+        id,
+        url_sha256: sha256Hex(r.url),
+        namespace_id: r.namespaceId ?? null,
+        created_at: r.createdAt,
+        created_by: r.createdBy,
+      };
+    }
+    default:
+      return missing();
+  }
+}
+
+type CommitFields = Pick<
+  typeof commits.$inferSelect,
+  'workspaceId' | 'sequence' | 'recordedAt' | 'actorId' | 'operation' | 'subjectIds'
+>;
+
+export function digestInputOf(commit: CommitFields, sources: RecordSources): CommitDigestInput {
+  return {
+    workspace_id: commit.workspaceId,
+    sequence: commit.sequence,
+    recorded_at: commit.recordedAt,
+    actor_id: commit.actorId,
+    operation: commit.operation,
+    records: commit.subjectIds.map((id) => recordOf(id, sources)),
+  };
+}
+
+/** Where a chain first disagrees with the rows, and why. */
+export interface ChainBreak {
+  sequence: number;
+  reason: string;
+}
+
+/**
+ * Walk commits in order from `previous` (the chain hash before the first of them), recomputing
+ * each chain hash. Answers the chain hash reached, or the first sequence that does not match.
+ * `expectedFirst` is the sequence the first commit must have (a missing commit row breaks there).
+ */
+export function walkChain(
+  previous: string,
+  expectedFirst: number,
+  items: Iterable<{ input: CommitDigestInput; chainHash: string | null }>,
+): { head: string; sequence: number } | { broken: ChainBreak } {
+  let hash = previous;
+  let expected = expectedFirst;
+  for (const { input, chainHash } of items) {
+    if (input.sequence !== expected) {
+      return { broken: { sequence: expected, reason: `commit ${expected} is missing` } };
+    }
+    if (chainHash === null) {
+      return { broken: { sequence: expected, reason: `commit ${expected} is not chained yet: run svc migrate` } };
+    }
+    const next = nextChainHash(hash, commitDigest(input));
+    if (next !== chainHash) {
+      return { broken: { sequence: expected, reason: `commit ${expected} no longer matches its chain hash` } };
+    }
+    hash = next;
+    expected += 1;
+  }
+  return { head: hash, sequence: expected - 1 };
+}

@@ -1,0 +1,246 @@
+import { and, asc, eq, gte, isNull, lte, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import {
+  CHAINING,
+  type CommitDigestInput,
+  commitDigest,
+  digestInputOf,
+  emptySources,
+  GENESIS_CHAIN_HASH,
+  nextChainHash,
+  type RecordSources,
+  recordKindOf,
+} from '../chain';
+import type { Database } from '../database';
+import { rowsOf } from '../rows';
+import {
+  commits,
+  credentials,
+  deletionReceipts,
+  evidence,
+  installations,
+  memories,
+  namespaces,
+  revisions,
+  verifications,
+  webhooks,
+  workspaceHeads,
+  workspaces,
+} from '../schema';
+import type { CommitRow } from './commit-storage';
+
+/** Ids as one text parameter, so that every batch runs the same statement text (ids hold no comma). */
+const idIn = (column: AnyPgColumn, ids: readonly string[]) =>
+  sql`${column} = any(string_to_array(${ids.join(',')}, ','))`;
+
+/** A workspace's head with its chain hash (null: an older ledger `svc migrate` has not chained yet). */
+export interface ChainHead {
+  sequence: number;
+  recordedAt: number;
+  chainHash: string | null;
+}
+
+/** The commit fields a chain hash covers. */
+export type ChainedCommit = Pick<
+  CommitRow,
+  'workspaceId' | 'sequence' | 'recordedAt' | 'actorId' | 'operation' | 'subjectIds' | 'chainHash'
+>;
+
+/** Reads and writes of the hash chain (docs/ledger-proofs.md); the arithmetic is in `../chain`. */
+export class ChainStorage {
+  constructor(private readonly db: Database) {}
+
+  async head(workspaceId: string): Promise<ChainHead | null> {
+    const rows = await this.db.select().from(workspaceHeads).where(eq(workspaceHeads.workspaceId, workspaceId));
+    const row = rows[0];
+    return row ? { sequence: row.sequence, recordedAt: row.recordedAt, chainHash: row.chainHash } : null;
+  }
+
+  /** Commits `from`..`to` (inclusive, at most `limit`) in sequence order. */
+  async commits(workspaceId: string, from: number, to: number, limit: number): Promise<CommitRow[]> {
+    return this.db
+      .select()
+      .from(commits)
+      .where(and(eq(commits.workspaceId, workspaceId), gte(commits.sequence, from), lte(commits.sequence, to)))
+      .orderBy(asc(commits.sequence))
+      .limit(limit);
+  }
+
+  async commit(workspaceId: string, sequence: number): Promise<CommitRow | null> {
+    const rows = await this.commits(workspaceId, sequence, sequence, 1);
+    return rows[0] ?? null;
+  }
+
+  /** The rows these subject ids name, read by primary key (one statement per kind present). */
+  async sources(workspaceId: string, subjectIds: readonly string[]): Promise<RecordSources> {
+    const sources = emptySources();
+    const byKind = new Map<string, string[]>();
+    for (const id of new Set(subjectIds)) {
+      const kind = recordKindOf(id);
+      if (kind === null) continue;
+      byKind.set(kind, [...(byKind.get(kind) ?? []), id]);
+    }
+    const ofWorkspace = <T extends { workspaceId: AnyPgColumn; id: AnyPgColumn }>(table: T, ids: string[]) =>
+      and(eq(table.workspaceId, workspaceId), idIn(table.id, ids));
+    const reads: Promise<void>[] = [];
+    const read = <R extends { id: string }>(
+      kind: string,
+      load: (ids: string[]) => Promise<R[]>,
+      into: Map<string, R>,
+    ) => {
+      const ids = byKind.get(kind);
+      if (!ids) return;
+      reads.push(
+        load(ids).then((rows) => {
+          for (const row of rows) into.set(row.id, row);
+        }),
+      );
+    };
+    const db = this.db;
+    read('workspace', (ids) => db.select().from(workspaces).where(idIn(workspaces.id, ids)), sources.workspaces);
+    read('namespace', (ids) => db.select().from(namespaces).where(ofWorkspace(namespaces, ids)), sources.namespaces);
+    read('evidence', (ids) => db.select().from(evidence).where(ofWorkspace(evidence, ids)), sources.evidence);
+    read(
+      'verification',
+      (ids) => db.select().from(verifications).where(ofWorkspace(verifications, ids)),
+      sources.verifications,
+    );
+    read('memory', (ids) => db.select().from(memories).where(ofWorkspace(memories, ids)), sources.memories);
+    read('revision', (ids) => db.select().from(revisions).where(ofWorkspace(revisions, ids)), sources.revisions);
+    read(
+      'receipt',
+      (ids) => db.select().from(deletionReceipts).where(ofWorkspace(deletionReceipts, ids)),
+      sources.receipts,
+    );
+    read(
+      'installation',
+      (ids) => db.select().from(installations).where(ofWorkspace(installations, ids)),
+      sources.installations,
+    );
+    read(
+      'credential',
+      (ids) => db.select().from(credentials).where(ofWorkspace(credentials, ids)),
+      sources.credentials,
+    );
+    read('webhook', (ids) => db.select().from(webhooks).where(ofWorkspace(webhooks, ids)), sources.webhooks);
+    await Promise.all(reads);
+    const purged = [...sources.revisions.values()].filter((r) => r.text === null).map((r) => r.id);
+    if (purged.length > 0) {
+      // A purged revision's text hash is kept by its memory's deletion receipt.
+      const receipts = await db
+        .select({ revisionIds: deletionReceipts.revisionIds, erasedSha256: deletionReceipts.erasedSha256 })
+        .from(deletionReceipts)
+        .where(
+          and(
+            eq(deletionReceipts.workspaceId, workspaceId),
+            eq(deletionReceipts.subjectKind, 'memory'),
+            sql`${deletionReceipts.revisionIds} && string_to_array(${purged.join(',')}, ',')`,
+          ),
+        );
+      for (const receipt of receipts) {
+        receipt.revisionIds.forEach((id, i) => {
+          const hash = receipt.erasedSha256[i];
+          if (hash !== undefined) sources.erasedTextSha256.set(id, hash);
+        });
+      }
+    }
+    return sources;
+  }
+
+  /** The digest inputs of these commits, from the rows they name. */
+  async digestInputs(workspaceId: string, rows: readonly ChainedCommit[]): Promise<CommitDigestInput[]> {
+    const sources = await this.sources(
+      workspaceId,
+      rows.flatMap((c) => c.subjectIds),
+    );
+    return rows.map((c) => digestInputOf(c, sources));
+  }
+
+  /**
+   * Chain a commit written by a transaction of its own, once its rows are written: its digest
+   * comes from the rows as stored, and the commit and the head take the new chain hash in one
+   * statement. `previous` is the chain hash the head held when the sequence was allocated (null:
+   * the workspace is not chained yet, and `svc migrate` chains the commit later).
+   */
+  async seal(commit: Omit<ChainedCommit, 'chainHash'>, previous: string | null): Promise<string | null> {
+    if (previous === null || !CHAINING) return null;
+    const [input] = await this.digestInputs(commit.workspaceId, [{ ...commit, chainHash: null }]);
+    const chainHash = nextChainHash(previous, commitDigest(input as CommitDigestInput));
+    await this.db.execute(sql`
+      with head as (
+        update ${workspaceHeads} set chain_hash = ${chainHash}
+         where workspace_id = ${commit.workspaceId} and sequence = ${commit.sequence}
+      )
+      update ${commits} set chain_hash = ${chainHash}
+       where workspace_id = ${commit.workspaceId} and sequence = ${commit.sequence}`);
+    return chainHash;
+  }
+
+  /** The chain hash of one commit (null when it is absent or not chained). */
+  async chainHashAt(workspaceId: string, sequence: number): Promise<string | null> {
+    if (sequence === 0) return GENESIS_CHAIN_HASH;
+    return (await this.commit(workspaceId, sequence))?.chainHash ?? null;
+  }
+
+  /**
+   * The namespace of a revision, evidence or verification and the sequence of the commit that
+   * wrote it (purged rows included: a proof carries hashes only); null when there is none.
+   */
+  async writerOf(workspaceId: string, id: string): Promise<{ namespaceId: string; sequence: number } | null> {
+    const kind = recordKindOf(id);
+    if (kind === 'revision' || kind === 'evidence') {
+      const table = kind === 'revision' ? revisions : evidence;
+      const rows = await this.db
+        .select({ namespaceId: table.namespaceId, sequence: table.commitSequence })
+        .from(table)
+        .where(and(eq(table.workspaceId, workspaceId), eq(table.id, id)));
+      return rows[0] ?? null;
+    }
+    if (kind !== 'verification') return null;
+    // A verification's commit is the one recorded at its time that names it.
+    const result = await this.db.execute(sql`
+      select e.namespace_id, c.sequence
+        from ${verifications} v
+        join ${evidence} e on e.workspace_id = v.workspace_id and e.id = v.evidence_id
+        join ${commits} c on c.workspace_id = v.workspace_id and c.recorded_at = v.recorded_at
+                         and v.id = any(c.subject_ids)
+       where v.workspace_id = ${workspaceId} and v.id = ${id}`);
+    const row = rowsOf<{ namespace_id: string; sequence: string | number }>(result)[0];
+    return row ? { namespaceId: row.namespace_id, sequence: Number(row.sequence) } : null;
+  }
+
+  /** Workspaces whose head is not chained yet (ledgers written before the chain existed). */
+  async unchainedWorkspaces(): Promise<{ workspaceId: string; sequence: number }[]> {
+    const rows = await this.db
+      .select({ workspaceId: workspaceHeads.workspaceId, sequence: workspaceHeads.sequence })
+      .from(workspaceHeads)
+      .where(isNull(workspaceHeads.chainHash))
+      .orderBy(asc(workspaceHeads.workspaceId));
+    return rows;
+  }
+
+  /** Store chain hashes computed by the migration (one statement for the batch). */
+  async setChainHashes(workspaceId: string, hashes: readonly { sequence: number; chainHash: string }[]): Promise<void> {
+    if (hashes.length === 0) return;
+    await this.db.execute(sql`
+      update ${commits} as c set chain_hash = v.chain_hash
+        from (select unnest(string_to_array(${hashes.map((h) => h.sequence).join(',')}, ','))::bigint as sequence,
+                     unnest(string_to_array(${hashes.map((h) => h.chainHash).join(',')}, ',')) as chain_hash) as v
+       where c.workspace_id = ${workspaceId} and c.sequence = v.sequence`);
+  }
+
+  /** Lock the head (inside a transaction) and read it: the migration's last step races no writer. */
+  async lockHead(workspaceId: string): Promise<ChainHead | null> {
+    const result = await this.db.execute(
+      sql`select sequence, recorded_at, chain_hash from ${workspaceHeads} where workspace_id = ${workspaceId} for update`,
+    );
+    const row = rowsOf<{ sequence: string | number; recorded_at: number; chain_hash: string | null }>(result)[0];
+    return row
+      ? { sequence: Number(row.sequence), recordedAt: Number(row.recorded_at), chainHash: row.chain_hash }
+      : null;
+  }
+
+  async setHeadChainHash(workspaceId: string, chainHash: string): Promise<void> {
+    await this.db.update(workspaceHeads).set({ chainHash }).where(eq(workspaceHeads.workspaceId, workspaceId));
+  }
+}

@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../src/canonical-json';
+import { commitDigest, digestInputOf, emptySources, GENESIS_CHAIN_HASH, nextChainHash, walkChain } from '../src/chain';
+import { revisionRow } from './rows';
+
+/*
+ * The vectors of docs/ledger-proofs.md: the canonical texts were written by hand and hashed with
+ * another SHA-256 implementation, so the chain code must reproduce them byte for byte.
+ */
+const DOC = fs.readFileSync(
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../docs/ledger-proofs.md'),
+  'utf8',
+);
+
+const TEXT_SHA256 = '6ccac70055552946b45e02da712ccf19d750bce5275ddb9016a89649ad54c0de';
+const D1_TEXT =
+  '{"actor_id":"act_alice","operation":"workspaces.create","recorded_at":1700000000.25,"records":[{"created_at":1700000000.25,"created_by":"act_alice","id":"ws_demo","kind":"workspace"}],"sequence":1,"workspace_id":"ws_demo"}';
+const D1 = '2de026d280c808fde36190d309fdb186574d2042bd7dab7b78a04b640fdaa135';
+const C1 = 'e5793dccf485ac8a4e57fbf4178c44f72dfac8b7b609180b3d2fd89f7af07d8c';
+const D2_TEXT = `{"actor_id":"act_alice","operation":"memories.create","recorded_at":1700000001.5,"records":[{"created_at":1700000001.5,"id":"mem_demo","kind":"memory","memory_kind":"claim","namespace_id":"ns_demo"},{"attestation_evidence_ids":null,"attestation_id":null,"attestation_recorded_at":null,"attestation_verification_ids":null,"attestation_verifier_actor_id":null,"claim_sha256":null,"commit_sequence":2,"evidence_ids":[],"generation":1,"id":"rev_demo","kind":"revision","memory_id":"mem_demo","memory_kind":"claim","namespace_id":"ns_demo","recorded_at":1700000001.5,"status":"candidate","support_revision_ids":[],"text_sha256":"${TEXT_SHA256}","valid_from":-0.125,"valid_to":1e+21}],"sequence":2,"workspace_id":"ws_demo"}`;
+const D2 = '88984bd545acb43df36651618eb982a941735f67b0a50ed8e3d6b0006eb1d24e';
+const C2 = '64b2f04ecfb28dbc3e9186e7030fc52a53dd3b054c25aea17f98c7477ff7a483';
+
+function sources(text: string | null) {
+  const s = emptySources();
+  s.workspaces.set('ws_demo', { id: 'ws_demo', name: 'Demo', createdAt: 1700000000.25, createdBy: 'act_alice' });
+  s.memories.set('mem_demo', {
+    workspaceId: 'ws_demo',
+    id: 'mem_demo',
+    namespaceId: 'ns_demo',
+    kind: 'claim',
+    generation: 2,
+    createdAt: 1700000001.5,
+    purgedAt: null,
+  });
+  s.revisions.set(
+    'rev_demo',
+    revisionRow('ws_demo', 'rev_demo', {
+      memoryId: 'mem_demo',
+      namespaceId: 'ns_demo',
+      text,
+      validFrom: -0.125,
+      validTo: 1e21,
+      recordedAt: 1700000001.5,
+      // Set by a later commit: no part of this one's record.
+      recordedUntil: 1700000009,
+      commitSequence: 2,
+    }),
+  );
+  return s;
+}
+
+const commit1 = {
+  workspaceId: 'ws_demo',
+  sequence: 1,
+  recordedAt: 1700000000.25,
+  actorId: 'act_alice',
+  operation: 'workspaces.create',
+  subjectIds: ['ws_demo'],
+};
+const commit2 = {
+  ...commit1,
+  sequence: 2,
+  recordedAt: 1700000001.5,
+  operation: 'memories.create',
+  subjectIds: ['mem_demo', 'rev_demo'],
+};
+
+describe('chain test vectors (docs/ledger-proofs.md)', () => {
+  it('the documented vectors are the ones tested', () => {
+    for (const value of [TEXT_SHA256, D1_TEXT, D1, C1, D2_TEXT, D2, C2]) expect(DOC).toContain(value);
+  });
+
+  it('reproduces the canonical texts, digests and chain hashes', () => {
+    const input1 = digestInputOf(commit1, sources('Ana lives in Lisbon.'));
+    const input2 = digestInputOf(commit2, sources('Ana lives in Lisbon.'));
+    expect(canonicalJson(input1)).toBe(D1_TEXT);
+    expect(canonicalJson(input2)).toBe(D2_TEXT);
+    expect(commitDigest(input1)).toBe(D1);
+    expect(commitDigest(input2)).toBe(D2);
+    expect(nextChainHash(GENESIS_CHAIN_HASH, D1)).toBe(C1);
+    expect(nextChainHash(C1, D2)).toBe(C2);
+  });
+
+  it('a purge (text gone, its hash kept by the receipt) leaves the digest as it was', () => {
+    const purged = sources(null);
+    purged.erasedTextSha256.set('rev_demo', TEXT_SHA256);
+    expect(commitDigest(digestInputOf(commit2, purged))).toBe(D2);
+  });
+
+  it('one changed byte, a missing row or a missing commit is named by its sequence', () => {
+    const items = (s: ReturnType<typeof sources>) => [
+      { input: digestInputOf(commit1, s), chainHash: C1 },
+      { input: digestInputOf(commit2, s), chainHash: C2 },
+    ];
+    expect(walkChain(GENESIS_CHAIN_HASH, 1, items(sources('Ana lives in Lisbon.')))).toEqual({ head: C2, sequence: 2 });
+    expect(walkChain(GENESIS_CHAIN_HASH, 1, items(sources('Ana lives in Lisbon!')))).toMatchObject({
+      broken: { sequence: 2 },
+    });
+    const withoutRevision = sources('Ana lives in Lisbon.');
+    withoutRevision.revisions.clear();
+    expect(walkChain(GENESIS_CHAIN_HASH, 1, items(withoutRevision))).toMatchObject({ broken: { sequence: 2 } });
+    expect(walkChain(GENESIS_CHAIN_HASH, 1, items(sources('Ana lives in Lisbon.')).slice(1))).toEqual({
+      broken: { sequence: 1, reason: 'commit 1 is missing' },
+    });
+  });
+});

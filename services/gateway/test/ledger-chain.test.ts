@@ -1,0 +1,223 @@
+import { planExport } from '@tms/domain';
+import {
+  type ChainVerdict,
+  chainOlderLedgers,
+  GENESIS_CHAIN_HASH,
+  type Ledger,
+  schema,
+  verifyExportLines,
+  verifyWorkspaceChain,
+} from '@tms/ledger';
+import { type ApiClient, sha256Hex } from '@tms/testkit';
+import { and, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DRIVERS, type Harness, startHarness } from './harness';
+
+const rowsOf = <T>(result: unknown) => (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+
+function verify(ledger: Ledger, workspaceId: string, from?: number): Promise<ChainVerdict> {
+  return ledger.snapshot((stores) => verifyWorkspaceChain(stores, workspaceId, { from, batchSize: 4 }));
+}
+
+/** A workspace with every kind of write: namespace, evidence, verification, memories (some grouped), a correction. */
+async function populated(h: Harness) {
+  const { id: ws, api } = await h.workspace();
+  const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'facts' })).body.namespace;
+  const excerpt = 'the sky is blue';
+  const evidence = (
+    await api.post('/v1/evidence', {
+      namespace_id: ns.id,
+      source_locator: 'doc://sky',
+      content_root_sha256: sha256Hex(excerpt),
+      excerpt,
+    })
+  ).body;
+  const verification = (
+    await api.post(`/v1/evidence/${evidence.evidence.id}/verifications`, {
+      expected_content_root_sha256: sha256Hex(excerpt),
+      expected_excerpt_sha256: sha256Hex(excerpt),
+      verdict: 'verified',
+    })
+  ).body;
+  // In parallel: on Postgres these are group-committed, chained in one batch.
+  const created = await Promise.all(Array.from({ length: 6 }, (_, i) => createMemory(api, ns.id, `fact number ${i}`)));
+  const first = created[0] as { memory: { id: string }; revision: { id: string }; commit: { sequence: number } };
+  const corrected = (
+    await api.post(`/v1/memories/${first.memory.id}/corrections`, { expected_generation: 1, text: 'fact, corrected' })
+  ).body;
+  return { ws, api, ns, evidence, verification, created, corrected };
+}
+
+async function createMemory(api: ApiClient, namespaceId: string, text: string) {
+  const res = await api.post('/v1/memories', { namespace_id: namespaceId, kind: 'claim', text, valid_from: 0 });
+  if (res.status !== 200) throw new Error(res.text);
+  return res.body;
+}
+
+describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
+  let h: Harness;
+  let ledger: Ledger;
+  beforeAll(async () => {
+    h = await startHarness({ driver });
+    ledger = h.gateway.ledger;
+  });
+  afterAll(() => h?.close());
+
+  const exec = (statement: ReturnType<typeof sql>) => ledger.handle.db.execute(statement);
+
+  /** Apply a change by SQL, check what verify names, undo it, and check the chain is whole again. */
+  async function tampered(ws: string, change: ReturnType<typeof sql>, undo: ReturnType<typeof sql>) {
+    await exec(change);
+    const verdict = await verify(ledger, ws);
+    await exec(undo);
+    expect((await verify(ledger, ws)).intact).toBe(true);
+    return verdict;
+  }
+
+  it('every commit is chained as it is written; verify reaches the head and its chain hash', async () => {
+    const { ws } = await populated(h);
+    const head = await ledger.stores.chain.head(ws);
+    expect(head?.sequence).toBe(11);
+    const verdict = await verify(ledger, ws);
+    expect(verdict).toEqual({ intact: true, sequence: 11, chainHash: head?.chainHash });
+    expect(verdict.intact && verdict.chainHash).not.toBe(GENESIS_CHAIN_HASH);
+    // From the middle, taking the stored hash before it as given.
+    expect(await verify(ledger, ws, 7)).toEqual(verdict);
+    const commits = await ledger.stores.chain.commits(ws, 1, 11, 100);
+    expect(commits.every((c) => /^[0-9a-f]{64}$/.test(c.chainHash ?? ''))).toBe(true);
+  });
+
+  it('one byte of a revision text, an excerpt, a verdict or a recorded_at names exactly the commit that wrote it', async () => {
+    const { ws, evidence, verification, created } = await populated(h);
+    const revision = (created[3] as { revision: { id: string; recorded_at: number }; commit: { sequence: number } })
+      .revision;
+    const revisionSequence = (created[3] as { commit: { sequence: number } }).commit.sequence;
+    const revisionText = sql`workspace_id = ${ws} and id = ${revision.id}`;
+    expect(
+      await tampered(
+        ws,
+        sql`update revisions set text = set_byte(text, 0, get_byte(text, 0) # 1) where ${revisionText}`,
+        sql`update revisions set text = set_byte(text, 0, get_byte(text, 0) # 1) where ${revisionText}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: revisionSequence });
+
+    const evidenceRow = sql`workspace_id = ${ws} and id = ${evidence.evidence.id}`;
+    expect(
+      await tampered(
+        ws,
+        sql`update evidence set excerpt = set_byte(excerpt, 4, get_byte(excerpt, 4) # 1) where ${evidenceRow}`,
+        sql`update evidence set excerpt = set_byte(excerpt, 4, get_byte(excerpt, 4) # 1) where ${evidenceRow}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: evidence.commit.sequence });
+
+    const verificationRow = sql`workspace_id = ${ws} and id = ${verification.verification.id}`;
+    expect(
+      await tampered(
+        ws,
+        sql`update verifications set verdict = 'rejected' where ${verificationRow}`,
+        sql`update verifications set verdict = 'verified' where ${verificationRow}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: verification.commit.sequence });
+
+    expect(
+      await tampered(
+        ws,
+        sql`update revisions set recorded_at = recorded_at + 0.5 where ${revisionText}`,
+        sql`update revisions set recorded_at = recorded_at - 0.5 where ${revisionText}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: revisionSequence });
+
+    const commitRow = sql`workspace_id = ${ws} and sequence = 5`;
+    expect(
+      await tampered(
+        ws,
+        sql`update commits set recorded_at = recorded_at + 1 where ${commitRow}`,
+        sql`update commits set recorded_at = recorded_at - 1 where ${commitRow}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: 5 });
+  });
+
+  it('a deleted commit row is named by its sequence', async () => {
+    const { ws } = await populated(h);
+    const [row] = await ledger.handle.db
+      .select()
+      .from(schema.commits)
+      .where(and(eq(schema.commits.workspaceId, ws), eq(schema.commits.sequence, 8)));
+    await exec(sql`delete from commits where workspace_id = ${ws} and sequence = 8`);
+    expect(await verify(ledger, ws)).toEqual({ intact: false, sequence: 8, reason: 'commit 8 is missing' });
+    await ledger.handle.db.insert(schema.commits).values(row as typeof schema.commits.$inferInsert);
+    expect((await verify(ledger, ws)).intact).toBe(true);
+    // The last commit deleted: the head names it.
+    await exec(sql`delete from commits where workspace_id = ${ws} and sequence = 11`);
+    expect(await verify(ledger, ws)).toMatchObject({ intact: false, sequence: 11 });
+  });
+
+  it('purges leave the chain intact, and a rewritten receipt hash is named', async () => {
+    const { ws, api, evidence, created } = await populated(h);
+    const before = await verify(ledger, ws);
+    const purged = created[2] as { memory: { id: string }; commit: { sequence: number } };
+    const purge = await api.post(`/v1/memories/${purged.memory.id}/forget`, { mode: 'purge', expected_generation: 1 });
+    expect(purge.status).toBe(200);
+    expect((await api.post(`/v1/evidence/${evidence.evidence.id}/forget`, {})).status).toBe(200);
+    const after = await verify(ledger, ws);
+    expect(after).toMatchObject({ intact: true, sequence: 13 });
+    // The chain up to the head before the purges is the same chain.
+    expect((await ledger.stores.chain.chainHashAt(ws, 11)) === (before.intact && before.chainHash)).toBe(true);
+    const text = rowsOf<{ text: unknown }>(
+      await exec(sql`select text from revisions where workspace_id = ${ws} and memory_id = ${purged.memory.id}`),
+    );
+    expect(text.map((r) => r.text)).toEqual([null]);
+    // The purged text's hash now lives in the receipt only: rewriting it breaks the revision's commit.
+    await exec(
+      sql`update deletion_receipts set erased_sha256 = array[${sha256Hex('other')}] where workspace_id = ${ws} and subject_id = ${purged.memory.id}`,
+    );
+    expect(await verify(ledger, ws)).toMatchObject({ intact: false, sequence: purged.commit.sequence });
+  });
+
+  it('an export carries the chain and verifies offline; an edited line is named', async () => {
+    const { ws, created } = await populated(h);
+    const lines = await ledger.snapshot(async (stores) => {
+      const plan = await planExport(stores, ws, null);
+      const all: Record<string, unknown>[] = [];
+      for (let after = 0; ; ) {
+        const page = await plan.page(after, 4);
+        if (page.lastSequence === null) return all;
+        all.push(...page.lines);
+        after = page.lastSequence;
+      }
+    });
+    // Through JSON, as the file holds them.
+    const parsed = lines.map((line) => JSON.parse(JSON.stringify(line)) as Record<string, unknown>);
+    const head = await ledger.stores.chain.head(ws);
+    expect(verifyExportLines(parsed)).toEqual({ intact: true, sequence: 11, chainHash: head?.chainHash });
+    expect(parsed.filter((l) => l.type === 'commit').map((l) => l.chain_hash)).toHaveLength(11);
+    const target = (created[4] as { revision: { id: string }; commit: { sequence: number } }).revision.id;
+    const edited = parsed.map((l) => (l.type === 'revision' && l.id === target ? { ...l, text: 'fact number 9' } : l));
+    expect(verifyExportLines(edited)).toMatchObject({
+      intact: false,
+      sequence: (created[4] as { commit: { sequence: number } }).commit.sequence,
+    });
+    const withoutCommit = parsed.filter((l) => !(l.type === 'commit' && l.sequence === 3));
+    expect(verifyExportLines(withoutCommit)).toMatchObject({ intact: false, sequence: 3 });
+  });
+
+  it('svc migrate chains a ledger written before the chain, writes meanwhile included', async () => {
+    const { ws, api, ns } = await populated(h);
+    const original = await verify(ledger, ws);
+    // As an older ledger: nothing chained.
+    await exec(sql`update commits set chain_hash = null where workspace_id = ${ws}`);
+    await exec(sql`update workspace_heads set chain_hash = null where workspace_id = ${ws}`);
+    expect(await verify(ledger, ws)).toMatchObject({ intact: false, sequence: 1 });
+    // A write before the migration runs leaves its chain hash to the migration.
+    await createMemory(api, ns.id, 'written before the migration');
+    const seen: number[] = [];
+    expect(await chainOlderLedgers(ledger, (p) => p.workspaceId === ws && seen.push(p.sequence), 5)).toBeGreaterThan(0);
+    expect(seen).toEqual([5, 10, 12]);
+    const chained = await verify(ledger, ws);
+    expect(chained).toMatchObject({ intact: true, sequence: 12 });
+    expect(await ledger.stores.chain.chainHashAt(ws, 11)).toBe(original.intact ? original.chainHash : null);
+    // Later writes chain on.
+    await createMemory(api, ns.id, 'written after the migration');
+    expect(await verify(ledger, ws)).toMatchObject({ intact: true, sequence: 13 });
+  });
+});
