@@ -169,6 +169,16 @@ const ROWS: Row[] = [
       api.get(`/v1/memories/${id}`, { ...o, query: { include_evidence: true, known_at: 4102444800 } }),
   },
   {
+    operation: 'ledger.proof',
+    kind: 'evidence',
+    call: (api, id, _c, _t, o) => api.get(`/v1/ledger/proofs/${id}`, o),
+  },
+  {
+    operation: 'ledger.proof (revision)',
+    kind: 'revision',
+    call: (api, id, _c, _t, o) => api.get(`/v1/ledger/proofs/${id}`, o),
+  },
+  {
     operation: 'memories.history',
     kind: 'memory',
     call: (api, id, _c, _t, o) => api.get(`/v1/memories/${id}/history`, o),
