@@ -86,6 +86,19 @@ async function runGateway(env: GatewayEnv): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+  // Before the listening line: whoever waits for that line may stop the gateway at once.
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      gateway.logger.info({ signal }, 'shutting down');
+      gateway.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
   gateway.logger.info(
     // pid is on every line already (the logger's base).
     {
@@ -107,19 +120,6 @@ async function runGateway(env: GatewayEnv): Promise<void> {
         graphiql: env.GRAPHIQL !== '0',
       }),
     );
-  }
-
-  let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      gateway.logger.info({ signal }, 'shutting down');
-      gateway.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
   }
 }
 
