@@ -326,7 +326,7 @@ async function armSequences(ledger: Ledger, ws: string, model: string | null) {
  */
 async function writePhase(
   kind: LedgerKind,
-  label: 'on' | 'off-before' | 'off-after',
+  label: 'warm-up' | 'on' | 'off-before' | 'off-after',
   composed: Composed,
   ledger: Ledger,
   caller: Caller,
@@ -430,7 +430,19 @@ async function runOnLedger(
     log(`${kind}: builtin embedder started in ${((performance.now() - embedderStart) / 1000).toFixed(1)} s`);
     try {
       // 1. The writes, with the embedded indexer running: with the semantic arm on (the turns
-      //    asked below) between two phases with it off, each into a workspace of its own.
+      //    asked below) between two phases with it off, each into a workspace of its own, after
+      //    a warm-up phase (not counted) so that the first measured phase is not the one that
+      //    compiles the code paths.
+      await writePhase(
+        kind,
+        'warm-up',
+        composeDomain(ledger, provider, null),
+        ledger,
+        caller,
+        conversations,
+        log,
+        null,
+      );
       const offBefore = await writePhase(
         kind,
         'off-before',
