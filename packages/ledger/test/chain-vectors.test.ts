@@ -85,6 +85,14 @@ describe('chain test vectors (docs/ledger-proofs.md)', () => {
     expect(nextChainHash(C1, D2)).toBe(C2);
   });
 
+  it('orders every key by UTF-16 code units, integer-like keys included, and writes what JSON.stringify writes', () => {
+    // A JavaScript object lists integer-like keys first, in numeric order; RFC 8785 does not.
+    expect(canonicalJson({ '9': 1, '10': 2, b: [3, undefined], a: { toJSON: () => 'x' }, '\u00e9': null, Z: -0 })).toBe(
+      '{"10":2,"9":1,"Z":0,"a":"x","b":[3,null],"\u00e9":null}',
+    );
+    expect(canonicalJson([Number.NaN, 'a"b', { skipped: undefined }])).toBe('[null,"a\\"b",{}]');
+  });
+
   it('a purge (text gone, its hash kept by the receipt) leaves the digest as it was', () => {
     const purged = sources(null);
     purged.erasedTextSha256.set('rev_demo', TEXT_SHA256);
