@@ -433,38 +433,13 @@ async function runOnLedger(
       //    asked below) between two phases with it off, each into a workspace of its own, after
       //    a warm-up phase (not counted) so that the first measured phase is not the one that
       //    compiles the code paths.
-      await writePhase(
-        kind,
-        'warm-up',
-        composeDomain(ledger, provider, null),
-        ledger,
-        caller,
-        conversations,
-        log,
-        null,
-      );
-      const offBefore = await writePhase(
-        kind,
-        'off-before',
-        composeDomain(ledger, provider, null),
-        ledger,
-        caller,
-        conversations,
-        log,
-        null,
-      );
+      const writeOff = (label: 'warm-up' | 'off-before' | 'off-after') =>
+        writePhase(kind, label, composeDomain(ledger, provider, null), ledger, caller, conversations, log, null);
+      await writeOff('warm-up');
+      const offBefore = await writeOff('off-before');
       const on = composeDomain(ledger, provider, embedder);
       const written = await writePhase(kind, 'on', on, ledger, caller, conversations, log, embedder.model);
-      const offAfter = await writePhase(
-        kind,
-        'off-after',
-        composeDomain(ledger, provider, null),
-        ledger,
-        caller,
-        conversations,
-        log,
-        null,
-      );
+      const offAfter = await writeOff('off-after');
       const offRates: [number, number] = [offBefore.phase.rate, offAfter.phase.rate];
       // Planner statistics for what was just loaded: the machine's Postgres has no autovacuum,
       // and PGlite runs none either.

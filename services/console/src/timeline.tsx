@@ -29,6 +29,18 @@ function scale(values: number[], from: number, to: number) {
 
 const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
+/** The hatching (`url(#stripes)`) that marks purged revisions. */
+function StripesPattern() {
+  return (
+    <defs>
+      <pattern id="stripes" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+        <rect width="8" height="8" class="stripes-back" />
+        <line x1="0" y1="0" x2="0" y2="8" class="stripes-line" />
+      </pattern>
+    </defs>
+  );
+}
+
 export function Timeline(props: {
   revisions: Revision[];
   point: Point | null;
@@ -91,12 +103,7 @@ export function Timeline(props: {
         data-y-domain={`${y.min} ${y.end}`}
         data-plot={`${PLOT.left} ${PLOT.top} ${PLOT.right} ${PLOT.bottom}`}
       >
-        <defs>
-          <pattern id="stripes" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
-            <rect width="8" height="8" class="stripes-back" />
-            <line x1="0" y1="0" x2="0" y2="8" class="stripes-line" />
-          </pattern>
-        </defs>
+        <StripesPattern />
         <rect x={PLOT.left} y={PLOT.top} width={PLOT.right - PLOT.left} height={PLOT.bottom - PLOT.top} class="plot" />
         {xTicks.map((t) => (
           <g key={`x${t}`} class="tick">
@@ -300,12 +307,7 @@ export function PurgedTimeline(props: { bands: { revisionId: string; from: numbe
         <text x={(PLOT.left + PLOT.right) / 2} y={HEIGHT - 12} text-anchor="middle" class="axis-title">
           valid time: erased with the text
         </text>
-        <defs>
-          <pattern id="stripes" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
-            <rect width="8" height="8" class="stripes-back" />
-            <line x1="0" y1="0" x2="0" y2="8" class="stripes-line" />
-          </pattern>
-        </defs>
+        <StripesPattern />
       </svg>
       <figcaption>
         Purged at {localTime(props.purgedAt)} (<code>{props.purgedAt}</code>): every revision's text is erased at every

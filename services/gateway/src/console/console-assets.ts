@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { HashedAsset } from '../http/hashed-assets';
+import { HashedAsset, loadOnce } from '../http/hashed-assets';
 
 /** The console's script and stylesheet live under this prefix, named by content hash. */
 export const CONSOLE_ASSETS_PATH = '/console/assets/';
@@ -53,15 +53,5 @@ export class ConsoleAssets {
   }
 }
 
-let loading: Promise<ConsoleAssets> | null = null;
-
 /** The process's one set of console assets, loaded (or built) on the first visit. */
-export function consoleAssets(): Promise<ConsoleAssets> {
-  if (!loading) {
-    loading = ConsoleAssets.load();
-    loading.catch(() => {
-      loading = null;
-    });
-  }
-  return loading;
-}
+export const consoleAssets = loadOnce(() => ConsoleAssets.load());

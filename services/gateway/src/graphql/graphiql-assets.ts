@@ -1,4 +1,4 @@
-import { HashedAsset } from '../http/hashed-assets';
+import { HashedAsset, loadOnce } from '../http/hashed-assets';
 
 /** GraphiQL's scripts, stylesheet, workers and icon live under this prefix, named by content hash. */
 export const GRAPHIQL_ASSETS_PATH = '/graphql/assets/';
@@ -61,15 +61,5 @@ function iconFromDataUrl(dataUrl: string): HashedAsset {
   return new HashedAsset(GRAPHIQL_ASSETS_PATH, 'favicon', extension, type, Buffer.from(match[2] as string, 'base64'));
 }
 
-let loading: Promise<GraphiqlAssets> | null = null;
-
 /** The process's one set of assets (and so one set of compressed bodies), loaded on first use. */
-export function graphiqlAssets(): Promise<GraphiqlAssets> {
-  if (!loading) {
-    loading = GraphiqlAssets.load();
-    loading.catch(() => {
-      loading = null;
-    });
-  }
-  return loading;
-}
+export const graphiqlAssets = loadOnce(() => GraphiqlAssets.load());

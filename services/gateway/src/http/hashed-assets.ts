@@ -79,6 +79,23 @@ export class HashedAsset {
  * The coding to answer with for an `Accept-Encoding` header (RFC 9110 §12.5.3): the acceptable
  * one of highest weight, brotli before gzip on a tie; identity when neither is acceptable.
  */
+/**
+ * A process's one copy of something loaded on first use (a set of assets and its compressed
+ * bodies); a load that failed is tried again at the next call.
+ */
+export function loadOnce<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | null = null;
+  return () => {
+    if (!loading) {
+      loading = load();
+      loading.catch(() => {
+        loading = null;
+      });
+    }
+    return loading;
+  };
+}
+
 export function chooseCoding(acceptEncoding: string | undefined): ContentCoding {
   const weights = new Map<string, number>();
   for (const part of (acceptEncoding ?? '').split(',')) {
