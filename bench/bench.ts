@@ -1,21 +1,22 @@
 /**
  * `pnpm bench`: the gateway, compiled as production runs it, beside a bare `node:http` +
  * postgres.js server doing the same SQL shape, against the same local Postgres, in one run.
- * Each workload alternates the two A B A B at equal concurrency (autocannon); a separate
- * sequential pass through a wire-protocol counting proxy gives statements per operation; the
- * resident memory of both processes is sampled during the load. Prints tables; exits 0 (it is a
+ * Each workload alternates the two A B B A at equal concurrency (autocannon), each round after a
+ * checkpoint; a separate sequential pass through a wire-protocol counting proxy gives statements
+ * per operation; the resident memory of both processes is sampled during the load. Prints tables; exits 0 (it is a
  * measurement, not a test). See docs/performance.md.
  *
  * Environment: BENCH_SECONDS (per round, default 5), BENCH_CONNECTIONS (default 32),
- * BENCH_ROUNDS (per side, default 2), BENCH_RECALL_MEMORIES (default 100000),
+ * BENCH_ROUNDS (per side, default 2; three times that for the chained-vs-unchained pair, whose sides run at once), BENCH_RECALL_MEMORIES (default 100000),
  * BENCH_QUICK=1 (1 s rounds, 300 recall memories: a smoke run), BENCH_DATABASE_LAYOUT
  * (`plain` default, or `partitioned`: the gateway's database as `DATABASE_LAYOUT=partitioned svc
  * migrate` lays it out, docs/scale-out.md), BENCH_WORKLOADS (run only the workloads whose name
- * contains one of these comma-separated words, e.g. `chain`).
+ * contains one of these comma-separated words, e.g. `chain`), BENCH_PAIR_SAME_BUILD=1 (both sides of the
+ * chained-vs-unchained pair run the unchained build: an A/A check of the method, whose ratios should be 1).
  *
  * What chaining commits costs a write (docs/ledger-proofs.md) is measured in the same run: the
  * `memories.create ... chained vs unchained` workloads hold the gateway against the same gateway
- * built with chaining compiled out, each on a database of its own.
+ * built with chaining compiled out, each on a fresh database of its own, seeded alike.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -30,6 +31,7 @@ import autocannon from 'autocannon';
 import { SERVER_NODE_FLAGS } from '../scripts/build';
 import { buildAll, buildUnchainedGateway } from './build';
 import { queryWithin, textFor } from './corpus';
+import { cpuBetween, sampleCpu } from './cpu';
 import { PgWireCounter, type WireCounts } from './pg-counter';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -42,9 +44,16 @@ const LAYOUT = process.env.BENCH_DATABASE_LAYOUT === 'partitioned' ? 'partitione
 const READ_SET = QUICK ? 20 : 500;
 /** Sequential requests per workload in the counting pass (after a warm-up). */
 const COUNTED = QUICK ? 5 : 100;
-/** Unmeasured load on each side before a workload's rounds: JIT, pools, caches. */
-const WARM_UP_SECONDS = QUICK ? 0.25 : 2;
+/**
+ * Unmeasured load on each side before a workload's rounds: JIT, pools, caches, and the statement
+ * shapes of group commit (a shape per batch size, prepared per connection). As long as a round:
+ * with 2 s, the first timed round of a write workload still ran 10-20% slower than the later ones.
+ */
+const WARM_UP_SECONDS = QUICK ? 0.25 : SECONDS;
 const WORKSPACES = 8;
+/** Rounds of the chained-vs-unchained pair, whose sides run at once (Workload.sideBySide). */
+const PAIR_ROUNDS = 3 * ROUNDS;
+const PAIR_SAME_BUILD = process.env.BENCH_PAIR_SAME_BUILD === '1';
 const ONLY = (process.env.BENCH_WORKLOADS ?? '').split(',').filter(Boolean);
 const selected = (name: string) => ONLY.length === 0 || ONLY.some((word) => name.includes(word));
 
@@ -59,7 +68,11 @@ interface Server {
   url: string;
   child: ChildProcess;
   pid: number;
+  /** The Postgres databases it connects to (its CPU there is its own, bench/cpu.ts). */
+  databases: string[];
   stop(): Promise<void>;
+  /** Stop the process and start a new one in its place (same bundle, settings and database). */
+  restart(): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -104,18 +117,28 @@ async function startServer(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return {
+  const databases = Object.entries(env)
+    .filter(([key]) => key.endsWith('DATABASE_URL'))
+    .map(([, value]) => decodeURIComponent(new URL(value).pathname.slice(1)));
+  const server: Server = {
     name,
     url,
     child,
     pid: child.pid as number,
+    databases,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     },
+    async restart() {
+      await server.stop();
+      const fresh = await startServer(name, bundle, env, readyPath, logDir, nodeFlags);
+      Object.assign(server, { url: fresh.url, child: fresh.child, pid: fresh.pid, stop: fresh.stop });
+    },
   };
+  return server;
 }
 
 /** kB of a `/proc/<pid>/status` field (VmRSS now, VmHWM the peak so far); 0 when unavailable. */
@@ -160,6 +183,16 @@ interface Workload {
   name: string;
   subject: Side;
   reference: Side;
+  /**
+   * For a difference of a few percent (the commit chain's cost), smaller than this VM's noise:
+   * - each round runs both sides at once, each with its own connections, so that the machine
+   *   slowing down (rounds a minute apart differ by up to a fifth here) slows both alike;
+   * - each side starts afresh (and warms up) before each round, since two processes of one build
+   *   differ in rate by up to a tenth for their whole life, and runs three times the rounds;
+   * - the side started first swaps each round: both clients share this process's event loop, and
+   *   with one build on both sides (BENCH_PAIR_SAME_BUILD=1) the first ran ~6% slower every round.
+   */
+  sideBySide?: boolean;
 }
 
 async function send(url: string, req: Req): Promise<{ status: number; text: string }> {
@@ -181,20 +214,25 @@ interface RoundResult {
   p99: number;
   failures: number;
   peakRssKb: number;
+  /** CPU seconds the side's server process and Postgres spent in the round (bench/cpu.ts). */
+  serverCpu: number;
+  postgresCpu: number;
 }
 
-async function loadRound(side: Side): Promise<RoundResult> {
+async function loadRound(side: Side, connections = CONNECTIONS): Promise<RoundResult> {
   let peakRssKb = procStatusKb(side.server.pid, 'VmRSS');
   const sampler = setInterval(() => {
     peakRssKb = Math.max(peakRssKb, procStatusKb(side.server.pid, 'VmRSS'));
   }, 100);
   try {
+    const cpuBefore = sampleCpu(side.server.pid, side.server.databases);
     const result = await autocannon({
       url: side.server.url,
-      connections: CONNECTIONS,
+      connections,
       duration: SECONDS,
       requests: [{ setupRequest: () => side.next() }],
     });
+    const cpu = cpuBetween(cpuBefore, sampleCpu(side.server.pid, side.server.databases));
     return {
       requests: result.requests.total,
       seconds: result.duration,
@@ -202,6 +240,8 @@ async function loadRound(side: Side): Promise<RoundResult> {
       p99: result.latency.p99,
       failures: result.non2xx + result.errors + result.timeouts,
       peakRssKb,
+      serverCpu: cpu.server,
+      postgresCpu: cpu.postgres,
     };
   } finally {
     clearInterval(sampler);
@@ -214,6 +254,9 @@ interface Summary {
   p99: number;
   failures: number;
   peakRssKb: number;
+  /** CPU milliseconds per request, over all rounds: the server process's, and Postgres'. */
+  serverCpuMs: number;
+  postgresCpuMs: number;
 }
 
 function summarize(rounds: RoundResult[]): Summary {
@@ -224,6 +267,8 @@ function summarize(rounds: RoundResult[]): Summary {
     p99: total((r) => r.p99) / rounds.length,
     failures: total((r) => r.failures),
     peakRssKb: Math.max(...rounds.map((r) => r.peakRssKb)),
+    serverCpuMs: (total((r) => r.serverCpu) * 1000) / total((r) => r.requests),
+    postgresCpuMs: (total((r) => r.postgresCpu) * 1000) / total((r) => r.requests),
   };
 }
 
@@ -269,14 +314,24 @@ const rotate = <T>(items: readonly T[]) => {
   return () => items[i++ % items.length] as T;
 };
 
-/** The gateway built without commit chaining, and its own seeded workspaces. */
-interface Unchained {
+/** A gateway on a database of its own, and the workspaces seeded there. */
+interface GatewayOnOwnDatabase {
   server: Server;
   fixture: Fixture;
 }
 
+/**
+ * The gateway as built and the same gateway built without commit chaining, each on a fresh
+ * database seeded alike, so that the pair differs in chaining only (not in what earlier
+ * workloads wrote).
+ */
+interface ChainPair {
+  chained: GatewayOnOwnDatabase;
+  unchained: GatewayOnOwnDatabase;
+}
+
 /** The requests of every workload, against a gateway and a baseline seeded alike. */
-function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture, unchained: Unchained): Workload[] {
+function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture, chain: ChainPair): Workload[] {
   const auth = { authorization: `Bearer ${gw.token}`, 'content-type': 'application/json' };
   const gwRead = (query = '') => {
     const id = rotate(gw.readIds);
@@ -346,7 +401,8 @@ function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture
     });
   };
   const g = (next: () => Req, check?: Side['check']): Side => ({ label: 'gateway', server: gateway, next, check });
-  const u = (next: () => Req): Side => ({ label: 'unchained', server: unchained.server, next });
+  const c = (next: () => Req): Side => ({ label: 'chained', server: chain.chained.server, next });
+  const u = (next: () => Req): Side => ({ label: 'unchained', server: chain.unchained.server, next });
   const b = (next: () => Req, check?: Side['check']): Side => ({ label: 'baseline', server: baseline, next, check });
   const graphqlCheck: Side['check'] = (answer) =>
     answer.errors ? 'GraphQL errors' : answer.data?.memory?.view?.memory?.id ? null : 'no memory in the answer';
@@ -372,13 +428,15 @@ function workloads(gateway: Server, baseline: Server, gw: Fixture, base: Fixture
     },
     {
       name: 'memories.create, 1 workspace, chained vs unchained',
-      subject: g(create(gw, 1, true)),
-      reference: u(create(unchained.fixture, 1, true)),
+      sideBySide: true,
+      subject: c(create(chain.chained.fixture, 1, true)),
+      reference: u(create(chain.unchained.fixture, 1, true)),
     },
     {
       name: `memories.create, ${WORKSPACES} workspaces, chained vs unchained`,
-      subject: g(create(gw, WORKSPACES, true)),
-      reference: u(create(unchained.fixture, WORKSPACES, true)),
+      sideBySide: true,
+      subject: c(create(chain.chained.fixture, WORKSPACES, true)),
+      reference: u(create(chain.unchained.fixture, WORKSPACES, true)),
     },
     {
       name: `recall over ${RECALL_MEMORIES} memories`,
@@ -520,6 +578,8 @@ async function main() {
     cleanups.push(() => gwDb.drop());
     const baseDb: TestDatabase = await createTestDatabase('tms_bench_base');
     cleanups.push(() => baseDb.drop());
+    const chainedDb: TestDatabase = await createTestDatabase('tms_bench_chained');
+    cleanups.push(() => chainedDb.drop());
     const unchainedDb: TestDatabase = await createTestDatabase('tms_bench_unchained');
     cleanups.push(() => unchainedDb.drop());
     const issuer = await TestIssuer.start();
@@ -534,12 +594,14 @@ async function main() {
     await search.prepare();
     const subject = 'bench-user';
     await ledger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
-    const unchainedLedger = await Ledger.open({ databaseUrl: unchainedDb.url, maxConnections: 1 });
-    try {
-      await unchainedLedger.migrate();
-      await unchainedLedger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
-    } finally {
-      await unchainedLedger.close();
+    for (const pairDb of [chainedDb, unchainedDb]) {
+      const pairLedger = await Ledger.open({ databaseUrl: pairDb.url, maxConnections: 1 });
+      try {
+        await pairLedger.migrate({ layout: LAYOUT });
+        await pairLedger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
+      } finally {
+        await pairLedger.close();
+      }
     }
     const token = await issuer.sessionToken(subject, { expiresIn: 24 * 3600 });
 
@@ -588,11 +650,11 @@ async function main() {
       return { gateway: g.value, baseline: b.value };
     };
 
-    /** The gateway built without chaining, on its own database. */
-    const startUnchained = async (suffix: string, databaseUrl: string) => {
+    /** One side of the chain pair: the gateway as built or built without chaining, on its own database. */
+    const startPairSide = async (side: 'chained' | 'unchained', suffix: string, databaseUrl: string) => {
       const server = await startServer(
-        `gateway-unchained${suffix}`,
-        unchainedBuild.bundles.gateway,
+        `gateway-${side}${suffix}`,
+        (side === 'chained' && !PAIR_SAME_BUILD ? build : unchainedBuild).bundles.gateway,
         gatewayEnv(databaseUrl),
         '/readyz',
         logDir,
@@ -602,14 +664,18 @@ async function main() {
       return server;
     };
 
-    log('starting the gateway, the baseline and the unchained gateway...');
+    log('starting the gateway, the baseline and the chained and unchained gateways...');
     const { gateway, baseline } = await startPair('', gwDb.url, baseDb.url);
-    const unchainedServer = await startUnchained('', unchainedDb.url);
+    const chainedServer = await startPairSide('chained', '', chainedDb.url);
+    const unchainedServer = await startPairSide('unchained', '', unchainedDb.url);
 
     log(`seeding (${RECALL_MEMORIES} recall memories through the gateway)...`);
     const [gwFixture, baseSeed] = await Promise.all([seedGateway(gateway.url, token), seedBaseline(baseline.url)]);
     const baseFixture: Fixture = { ...baseSeed, recall: gwFixture.recall };
-    const unchained: Unchained = { server: unchainedServer, fixture: await seedGateway(unchainedServer.url, token, 0) };
+    const chain: ChainPair = {
+      chained: { server: chainedServer, fixture: await seedGateway(chainedServer.url, token, 0) },
+      unchained: { server: unchainedServer, fixture: await seedGateway(unchainedServer.url, token, 0) },
+    };
     const indexStarted = performance.now();
     const indexed = await new Indexer(ledger, search, { batchSize: 500 }).catchUp();
     log(`  indexed ${indexed} commits in ${((performance.now() - indexStarted) / 1000).toFixed(1)} s`);
@@ -621,12 +687,13 @@ async function main() {
     const counted = await startPair('-counted', counter.urlFor(gwDb.url), counter.urlFor(baseDb.url));
     const countedGateway = counted.gateway;
     const countedBaseline = counted.baseline;
-    const countedUnchained = await startUnchained('-counted', counter.urlFor(unchainedDb.url));
+    const countedChained = await startPairSide('chained', '-counted', counter.urlFor(chainedDb.url));
+    const countedUnchained = await startPairSide('unchained', '-counted', counter.urlFor(unchainedDb.url));
     const counts = new Map<string, { subject: WireCounts; reference: WireCounts }>();
     try {
       for (const w of workloads(countedGateway, countedBaseline, gwFixture, baseFixture, {
-        ...unchained,
-        server: countedUnchained,
+        chained: { ...chain.chained, server: countedChained },
+        unchained: { ...chain.unchained, server: countedUnchained },
       })) {
         counts.set(w.name, {
           subject: await countStatements(counter, w.subject),
@@ -636,35 +703,69 @@ async function main() {
     } finally {
       await countedGateway.stop();
       await countedBaseline.stop();
+      await countedChained.stop();
       await countedUnchained.stop();
     }
 
     log('settling both databases (vacuum, analyze, checkpoint)...');
-    await settle([gwDb.url, baseDb.url, unchainedDb.url]);
+    await settle([gwDb.url, baseDb.url, chainedDb.url, unchainedDb.url]);
+    const checkpointer = await Ledger.open({ databaseUrl: gwDb.url, maxConnections: 1 });
+    cleanups.push(() => checkpointer.close());
+    const checkpoint = checkpointer.handle.db;
 
     const results: { workload: Workload; subject: Summary; reference: Summary }[] = [];
-    for (const w of workloads(gateway, baseline, gwFixture, baseFixture, unchained)) {
-      log(`${w.name}: ${ROUNDS} rounds each, ${SECONDS} s, ${CONNECTIONS} connections`);
-      for (const side of [w.subject, w.reference]) {
-        await autocannon({
+    for (const w of workloads(gateway, baseline, gwFixture, baseFixture, chain)) {
+      const rounds = w.sideBySide ? PAIR_ROUNDS : ROUNDS;
+      // Side by side, the two share the load of one: the machine runs as many requests at once.
+      const connections = w.sideBySide ? Math.max(1, Math.floor(CONNECTIONS / 2)) : CONNECTIONS;
+      log(
+        `${w.name}: ${rounds} rounds${w.sideBySide ? ', both sides at once, fresh processes each round' : ' each'}, ${SECONDS} s, ${connections} connections${w.sideBySide ? ' per side' : ''}`,
+      );
+      const warmUp = (side: Side) =>
+        autocannon({
           url: side.server.url,
-          connections: CONNECTIONS,
+          connections,
           duration: WARM_UP_SECONDS,
           requests: [{ setupRequest: () => side.next() }],
         });
-      }
       const subjectRounds: RoundResult[] = [];
       const referenceRounds: RoundResult[] = [];
-      for (let round = 0; round < ROUNDS; round += 1) {
-        for (const [side, into] of [
-          [w.reference, referenceRounds],
-          [w.subject, subjectRounds],
-        ] as const) {
-          const r = await loadRound(side);
-          into.push(r);
-          log(
-            `  ${side.label.padEnd(8)} round ${round + 1}: ${(r.requests / r.seconds).toFixed(0)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} failed` : ''}`,
-          );
+      const report = (side: Side, round: number, r: RoundResult) => {
+        const cpuMs = ((r.serverCpu + r.postgresCpu) * 1000) / r.requests;
+        log(
+          `  ${side.label.padEnd(8)} round ${round + 1}: ${(r.requests / r.seconds).toFixed(0)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, CPU ${cpuMs.toFixed(3)} ms/request${r.failures ? `, ${r.failures} failed` : ''}`,
+        );
+      };
+      if (w.sideBySide) {
+        for (let round = 0; round < rounds; round += 1) {
+          // Which side starts first swaps each round (see Workload.sideBySide).
+          const sides = round % 2 === 0 ? [w.subject, w.reference] : [w.reference, w.subject];
+          await Promise.all(sides.map((side) => side.server.restart()));
+          await Promise.all(sides.map(warmUp));
+          await checkpoint.execute('checkpoint');
+          const loaded = await Promise.all(sides.map((side) => loadRound(side, connections)));
+          const [s, r] = round % 2 === 0 ? loaded : [...loaded].reverse();
+          subjectRounds.push(s as RoundResult);
+          referenceRounds.push(r as RoundResult);
+          report(w.subject, round, s as RoundResult);
+          report(w.reference, round, r as RoundResult);
+        }
+      } else {
+        for (const side of [w.subject, w.reference]) await warmUp(side);
+        for (let round = 0; round < rounds; round += 1) {
+          const order = [
+            [w.reference, referenceRounds],
+            [w.subject, subjectRounds],
+          ] as const;
+          // A B, then B A: a drift over the rounds (tables growing, a warming cache) falls on both sides.
+          for (const [side, into] of round % 2 === 0 ? order : [...order].reverse()) {
+            // Each round starts from a checkpoint, so none falls inside a timed round (they come every
+            // few seconds under a write load and take CPU and I/O from whichever side is running).
+            await checkpoint.execute('checkpoint');
+            const r = await loadRound(side);
+            into.push(r);
+            report(side, round, r);
+          }
         }
       }
       results.push({ workload: w, subject: summarize(subjectRounds), reference: summarize(referenceRounds) });
@@ -687,6 +788,20 @@ async function main() {
         fmt(reference.p99),
         `${(subject.rps / reference.rps).toFixed(2)}x`,
         String(subject.failures + reference.failures),
+      ]),
+    );
+    const cpuMs = (summary: Summary) => summary.serverCpuMs + summary.postgresCpuMs;
+    const cpuTable = table(
+      ['workload', 'gateway server', 'Postgres', 'total', 'reference server', 'Postgres', 'total', 'gateway/reference'],
+      results.map(({ workload, subject, reference }) => [
+        workload.name,
+        subject.serverCpuMs.toFixed(3),
+        subject.postgresCpuMs.toFixed(3),
+        cpuMs(subject).toFixed(3),
+        reference.serverCpuMs.toFixed(3),
+        reference.postgresCpuMs.toFixed(3),
+        cpuMs(reference).toFixed(3),
+        `${(cpuMs(subject) / cpuMs(reference)).toFixed(3)}x`,
       ]),
     );
     const perOp = (c: WireCounts) => [fmt(c.Q + c.E), fmt(c.Q + c.S + c.H), fmt(c.P)] as [string, string, string];
@@ -720,10 +835,13 @@ async function main() {
     const lines = [
       '',
       `machine: ${os.cpus().length} x ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, PostgreSQL ${pgVersion} at ${new URL(gwDb.url).host}, ${LAYOUT} layout`,
-      `load: autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side, alternating reference and gateway; rps over all rounds, latencies the mean of the rounds' percentiles`,
+      `load: autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per side, alternating reference and gateway (A B B A), a checkpoint before each round (the chained-vs-unchained pair: ${PAIR_ROUNDS} rounds with both sides at once, ${Math.floor(CONNECTIONS / 2)} connections each, fresh processes each round, the side started first swapped each round${PAIR_SAME_BUILD ? '; BENCH_PAIR_SAME_BUILD=1: the unchained build on both sides' : ''}); rps over all rounds, latencies the mean of the rounds' percentiles`,
       `gateway: compiled (esbuild), one node process (${SERVER_NODE_FLAGS.join(' ')}), NODE_ENV=production, RATE_LIMITS=off, session JWT (RS256) on every request; bare server: node:http + postgres.js, pool ${CONNECTIONS}`,
       '',
       throughput,
+      '',
+      'CPU milliseconds per request over all rounds (user + system, from /proc): the server process, and the Postgres backends of its databases',
+      cpuTable,
       '',
       `per operation, counted on the wire (sequential, ${COUNTED} requests): statements = Q + Execute, round trips = Q + Sync + Flush, parses = Parse messages`,
       statements,
@@ -750,6 +868,7 @@ async function main() {
             gateway: subject,
             referenceResult: reference,
             ratio: subject.rps / reference.rps,
+            cpuRatio: cpuMs(subject) / cpuMs(reference),
             perOperation: counts.get(workload.name),
           })),
           peakRssKb: { gateway: gatewayPeakKb, baseline: baselinePeakKb },

@@ -427,6 +427,8 @@ export async function composeDomain(
       if (config.NODE_ENV === 'production') throw new Error('DEV_AUTH=1 is refused when NODE_ENV=production');
       devIssuer = await DevIssuer.loadOrCreate(config.DATA_DIR);
       sessions.push(devIssuer.config);
+      // The dev admin is enrolled now, so a Postgres ledger must be migrated already.
+      if (!embedded) await ledger.assertReady();
       await ledger.stores.directory.enroll(DEV_ISSUER, DEV_SUBJECT, Date.now() / 1000);
     }
     const oauth =

@@ -23,6 +23,7 @@ import type {
   CredentialRow,
   IdempotencyRecord,
   InsertCollector,
+  KeyScope,
   Ledger,
   Role,
   Stores,
@@ -41,6 +42,7 @@ import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWri
 import { HANDLERS } from './handlers';
 import { LedgerSigningKey } from './ledger-key';
 import { RequestLoaders } from './loaders';
+import { sha256Hex } from './present';
 import { QueryVectors } from './query-vectors';
 import type { RateLimiter } from './rate-limiter';
 
@@ -365,11 +367,11 @@ export class Domain {
       }
       const ctx = await this.context(operation, input, meta, stores, cursors);
       const workspaceScope = ctx.access?.workspaceId ?? '';
-      const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
+      const fingerprint = sha256Hex(canonicalJson([operation.name, input, workspaceScope]));
+      const keyScope = keyScopeOf(meta);
       if (key) {
         await stores.idempotency.lock(meta.caller.principal, key);
-        // A credential's keys live in its workspace only: that lookup reads one shard.
-        const existing = await stores.idempotency.find(meta.caller.principal, key, meta.caller.boundWorkspaceId);
+        const existing = await stores.idempotency.find(meta.caller.principal, key, workspaceScope, keyScope);
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
           // A purge blanked this answer: what it showed no longer exists.
@@ -383,18 +385,8 @@ export class Domain {
       const json = JSON.stringify(answer);
       // A dry run writes nothing, not even its idempotency record.
       if (key && input.dry_run !== true) {
-        await stores.idempotency.insert({
-          subjectIds: [...ctx.shown],
-          workspaceId: workspaceScope,
-          principal: meta.caller.principal,
-          key,
-          operation: operation.name,
-          fingerprint,
-          status: 200,
-          // A secret is shown once: the stored answer (and so any replay) holds null instead.
-          body: operation.revealsSecret ? JSON.stringify({ ...answer, secret: null }) : json,
-          createdAt: nowSeconds(),
-        });
+        const stored = { operation, meta, key, fingerprint, workspaceId: workspaceScope, shown: ctx.shown };
+        await stores.idempotency.insert(recordOf(stored, answer, json), keyScope);
       }
       // Right before the commit: past the deadline, roll back and answer `unavailable`. A write
       // that passes this point commits, and its true answer is sent even if the deadline passes
@@ -433,7 +425,7 @@ export class Domain {
             access.workspaceId,
             access.standingQuery(),
             named,
-            meta.caller.boundWorkspaceId === access.workspaceId,
+            keyScopeOf(meta),
           );
           // Decided as a standing loaded piece by piece: a non-member is `not_found` before any replay.
           access.adopt(loaded.standing);
@@ -451,7 +443,7 @@ export class Domain {
         };
         const ctx = await this.context(operation, input, meta, stores, cursors, false, atCommitPoint, loadStanding);
         const workspaceScope = ctx.access?.workspaceId ?? '';
-        const fingerprint = sha256(canonicalJson([operation.name, input, workspaceScope]));
+        const fingerprint = sha256Hex(canonicalJson([operation.name, input, workspaceScope]));
         const existing = found.record;
         if (existing) {
           if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
@@ -463,17 +455,8 @@ export class Domain {
         const record = (answer: object, collector: InsertCollector): OperationResult => {
           const json = JSON.stringify(answer);
           if (input.dry_run !== true) {
-            collector.idempotencyRecord({
-              subjectIds: [...ctx.shown],
-              workspaceId: workspaceScope,
-              principal: meta.caller.principal,
-              key,
-              operation: operation.name,
-              fingerprint,
-              status: 200,
-              body: operation.revealsSecret ? JSON.stringify({ ...answer, secret: null }) : json,
-              createdAt: nowSeconds(),
-            });
+            const stored = { operation, meta, key, fingerprint, workspaceId: workspaceScope, shown: ctx.shown };
+            collector.idempotencyRecord(recordOf(stored, answer, json), keyScopeOf(meta));
           }
           return { json, replayed: false };
         };
@@ -701,6 +684,38 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/** The idempotency record of a write's answer (decisions §8). */
+function recordOf(
+  write: {
+    operation: Operation;
+    meta: RequestMeta;
+    key: string;
+    fingerprint: string;
+    workspaceId: string;
+    shown: ReadonlySet<string>;
+  },
+  answer: object,
+  json: string,
+): IdempotencyRecord {
+  return {
+    subjectIds: [...write.shown],
+    workspaceId: write.workspaceId,
+    principal: write.meta.caller.principal,
+    key: write.key,
+    operation: write.operation.name,
+    fingerprint: write.fingerprint,
+    status: 200,
+    // A secret is shown once: the stored answer (and so any replay) holds null instead.
+    body: write.operation.revealsSecret ? JSON.stringify({ ...answer, secret: null }) : json,
+    createdAt: nowSeconds(),
+  };
+}
+
+/** A credential bound to one workspace keeps its keys there; anyone else's key holds in every workspace. */
+function keyScopeOf(meta: RequestMeta): KeyScope {
+  return meta.caller.boundWorkspaceId === null ? 'principal' : 'workspace';
+}
+
 function checkIdempotencyKey(key: string | null): string {
   if (key === null) throw new DomainError('idempotency_required');
   if (!idSchema.safeParse(key).success)
@@ -725,8 +740,6 @@ function validate(operation: Operation, raw: RawInput): Record<string, unknown> 
   if (!body.success) throw invalidInput(describeIssues('body', body.error.issues, raw.body));
   return { ...(body.data as object), ...query.data, ...params.data };
 }
-
-const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
 function nowSeconds(): number {
   return Date.now() / 1000;

@@ -338,8 +338,8 @@ export class GroupCommitter {
     );
     suspended.length = 0;
     // The batch's commits are chained in sequence order from the collected rows (no statement).
-    if (allocated) collector.chain(workspaceId, allocated.previousChainHash);
-    // Every row of the batch, the head's chain hash and one NOTIFY, in one statement.
+    if (allocated) collector.chain(allocated.previousChainHash);
+    // Every row of the batch and one NOTIFY, in one statement.
     progress.stage = 'writing rows';
     await collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
     // Right before COMMIT: a write past its deadline must not commit, so the batch rolls back

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type {
   Change,
   Credential,
@@ -43,11 +42,8 @@ export const presentGrant = (row: GrantRow): Grant => ({
   inherit: row.inherit,
 });
 
-export const sha256Hex = (data: string | Uint8Array) =>
-  crypto
-    .createHash('sha256')
-    .update(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
-    .digest('hex');
+/** One SHA-256 for the ledger and the domain (the chain's digests must agree with every stored hash). */
+export { sha256Hex } from '@tms/ledger';
 
 export const presentCommit = (stamp: CommitStamp) => ({ sequence: stamp.sequence, recorded_at: stamp.recordedAt });
 

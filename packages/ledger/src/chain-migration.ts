@@ -11,9 +11,9 @@ export interface ChainingProgress {
 
 /**
  * Chain ledgers written before the chain existed (run by `svc migrate` after the SQL migrations):
- * each workspace whose head has no chain hash is chained from sequence 1 in batches. Writes go on
- * meanwhile (they leave their chain hash null while the head has none); the last batch runs with
- * the head locked, chains what they wrote too, and sets the head, after which writes chain
+ * each workspace whose last commit has no chain hash is chained from sequence 1 in batches. Writes
+ * go on meanwhile (they leave their chain hash null while the commit before has none); the last
+ * batch runs with the head locked and chains what they wrote too, after which writes chain
  * themselves. Answers the number of workspaces chained.
  */
 export async function chainOlderLedgers(
@@ -49,7 +49,6 @@ export async function chainOlderLedgers(
       const locked = await stores.chain.lockHead(workspaceId);
       if (!locked || locked.chainHash !== null) return;
       await chainBatch(stores, locked.sequence);
-      await stores.chain.setHeadChainHash(workspaceId, previous);
     });
   }
   return pending.length;

@@ -59,8 +59,10 @@ export interface CommitDigestInput {
   records: DigestRecord[];
 }
 
+/** SHA-256 as hex, of a string's UTF-8 bytes or of bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return crypto.createHash('sha256').update(data).digest('hex');
+  // One-shot: half the cost of createHash/update/digest for the short inputs each commit hashes.
+  return crypto.hash('sha256', data, 'hex');
 }
 
 export function commitDigest(input: CommitDigestInput): string {
@@ -68,11 +70,7 @@ export function commitDigest(input: CommitDigestInput): string {
 }
 
 export function nextChainHash(previous: string, digest: string): string {
-  return crypto
-    .createHash('sha256')
-    .update(Buffer.from(previous, 'hex'))
-    .update(Buffer.from(digest, 'hex'))
-    .digest('hex');
+  return sha256Hex(Buffer.from(previous + digest, 'hex'));
 }
 
 /** The kind of record a subject id names (null: an id of no known kind). */
@@ -132,125 +130,126 @@ function revisionTextHash(row: RevisionRow, sources: RecordSources): string {
 /**
  * The record of one subject: only fields no later commit changes (a later supersession,
  * invalidation, rename, revocation or purge is that commit's own, and leaves this record alone).
+ * Keys are written in canonical (code unit) order, which spares canonicalJson its sort.
  */
 export function recordOf(id: string, sources: RecordSources): DigestRecord {
   const kind = recordKindOf(id);
-  const missing = (): DigestRecord => ({ kind, id, missing: true });
+  const missing = (): DigestRecord => ({ id, kind, missing: true });
   switch (kind) {
     case 'workspace': {
       const r = sources.workspaces.get(id);
-      return r ? { kind, id, created_at: r.createdAt, created_by: r.createdBy } : missing();
+      return r ? { created_at: r.createdAt, created_by: r.createdBy, id, kind } : missing();
     }
     case 'namespace': {
       const r = sources.namespaces.get(id);
-      return r ? { kind, id, created_at: r.createdAt } : missing();
+      return r ? { created_at: r.createdAt, id, kind } : missing();
     }
     case 'evidence': {
       const r = sources.evidence.get(id);
       if (!r) return missing();
       return {
-        kind,
-        id,
-        namespace_id: r.namespaceId,
-        source_locator_sha256: sha256Hex(r.sourceLocator),
+        commit_sequence: r.commitSequence,
         content_root_sha256: r.contentRootSha256,
         excerpt_sha256: keptTextHash(r.excerpt, r.excerptSha256),
-        recorder_actor_id: r.recorderActorId,
+        id,
+        kind,
+        namespace_id: r.namespaceId,
         recorded_at: r.recordedAt,
-        commit_sequence: r.commitSequence,
+        recorder_actor_id: r.recorderActorId,
+        source_locator_sha256: sha256Hex(r.sourceLocator),
       };
     }
     case 'verification': {
       const r = sources.verifications.get(id);
       if (!r) return missing();
       return {
-        kind,
-        id,
-        evidence_id: r.evidenceId,
         content_root_sha256: r.contentRootSha256,
+        evidence_id: r.evidenceId,
         excerpt_sha256: r.excerptSha256,
+        id,
+        kind,
+        recorded_at: r.recordedAt,
         verdict: r.verdict,
         verifier_actor_id: r.verifierActorId,
-        recorded_at: r.recordedAt,
       };
     }
     case 'memory': {
       const r = sources.memories.get(id);
-      return r ? { kind, id, namespace_id: r.namespaceId, memory_kind: r.kind, created_at: r.createdAt } : missing();
+      return r ? { created_at: r.createdAt, id, kind, memory_kind: r.kind, namespace_id: r.namespaceId } : missing();
     }
     case 'revision': {
       const r = sources.revisions.get(id);
       if (!r) return missing();
       return {
-        kind,
-        id,
-        memory_id: r.memoryId,
-        namespace_id: r.namespaceId,
-        memory_kind: r.kind,
-        generation: r.generation,
-        text_sha256: revisionTextHash(r, sources),
-        status: r.status,
-        valid_from: r.validFrom,
-        valid_to: r.validTo ?? null,
-        recorded_at: r.recordedAt,
-        commit_sequence: r.commitSequence,
-        evidence_ids: r.evidenceIds,
-        support_revision_ids: r.supportRevisionIds,
-        attestation_id: r.attestationId ?? null,
-        claim_sha256: r.claimSha256 ?? null,
         attestation_evidence_ids: r.attestationEvidenceIds ?? null,
+        attestation_id: r.attestationId ?? null,
+        attestation_recorded_at: r.attestationRecordedAt ?? null,
         attestation_verification_ids: r.attestationVerificationIds ?? null,
         attestation_verifier_actor_id: r.attestationVerifierActorId ?? null,
-        attestation_recorded_at: r.attestationRecordedAt ?? null,
+        claim_sha256: r.claimSha256 ?? null,
+        commit_sequence: r.commitSequence,
+        evidence_ids: r.evidenceIds,
+        generation: r.generation,
+        id,
+        kind,
+        memory_id: r.memoryId,
+        memory_kind: r.kind,
+        namespace_id: r.namespaceId,
+        recorded_at: r.recordedAt,
+        status: r.status,
+        support_revision_ids: r.supportRevisionIds,
+        text_sha256: revisionTextHash(r, sources),
+        valid_from: r.validFrom,
+        valid_to: r.validTo ?? null,
       };
     }
     case 'receipt': {
       const r = sources.receipts.get(id);
       if (!r) return missing();
       return {
-        kind,
-        id,
-        subject_kind: r.subjectKind,
-        subject_id: r.subjectId,
-        namespace_id: r.namespaceId,
-        revision_ids: r.revisionIds,
-        erased_sha256: r.erasedSha256,
-        recorder_actor_id: r.recorderActorId,
-        recorded_at: r.recordedAt,
         commit_sequence: r.commitSequence,
+        erased_sha256: r.erasedSha256,
+        id,
+        kind,
+        namespace_id: r.namespaceId,
+        recorded_at: r.recordedAt,
+        recorder_actor_id: r.recorderActorId,
+        revision_ids: r.revisionIds,
+        subject_id: r.subjectId,
+        subject_kind: r.subjectKind,
       };
     }
     case 'installation': {
       const r = sources.installations.get(id);
-      return r ? { kind, id, created_at: r.createdAt, created_by: r.createdBy } : missing();
+      return r ? { created_at: r.createdAt, created_by: r.createdBy, id, kind } : missing();
     }
     case 'credential': {
       const r = sources.credentials.get(id);
       if (!r) return missing();
       return {
-        kind,
-        id,
-        credential_kind: r.kind,
-        installation_id: r.installationId ?? null,
         actor_id: r.actorId,
-        secret_sha256: r.secretSha256,
         capabilities: r.capabilities,
-        namespace_ids: r.namespaceIds ?? null,
-        expires_at: r.expiresAt ?? null,
         created_at: r.createdAt,
         created_by: r.createdBy,
+        credential_kind: r.kind,
+        expires_at: r.expiresAt ?? null,
+        id,
+        installation_id: r.installationId ?? null,
+        kind,
+        namespace_ids: r.namespaceIds ?? null,
+        secret_sha256: r.secretSha256,
       };
     }
     case 'webhook': {
       const r = sources.webhooks.get(id);
       if (!r) return missing();
       return {
-        kind,
-        id,
-        url_sha256: sha256Hex(r.url),
-        namespace_id: r.namespaceId ?? null,
         created_at: r.createdAt,
         created_by: r.createdBy,
+        id,
+        kind,
+        namespace_id: r.namespaceId ?? null,
+        url_sha256: sha256Hex(r.url),
       };
     }
     default:
@@ -265,12 +264,12 @@ type CommitFields = Pick<
 
 export function digestInputOf(commit: CommitFields, sources: RecordSources): CommitDigestInput {
   return {
-    workspace_id: commit.workspaceId,
-    sequence: commit.sequence,
-    recorded_at: commit.recordedAt,
     actor_id: commit.actorId,
     operation: commit.operation,
+    recorded_at: commit.recordedAt,
     records: commit.subjectIds.map((id) => recordOf(id, sources)),
+    sequence: commit.sequence,
+    workspace_id: commit.workspaceId,
   };
 }
 

@@ -28,6 +28,7 @@ export const TABLE_PLACEMENT: Readonly<Record<string, Placement>> = {
   credential_directory: 'reference',
   membership_directory: 'reference',
   directory_idempotency_records: 'reference',
+  idempotency_key_directory: 'reference',
   workspace_heads: 'distributed',
   commits: 'distributed',
   memberships: 'distributed',
@@ -70,12 +71,6 @@ export const CROSS_WORKSPACE_STATEMENTS: ReadonlyArray<{ name: string; runBy: st
     name: 'WebhookStorage.lag',
     runBy: 'metrics',
     why: 'the oldest undelivered change over every endpoint',
-  },
-  {
-    name: 'IdempotencyStorage.find, IdempotencyStorage.findWithStanding (idempotency_records by principal and key)',
-    runBy:
-      "every idempotent write of a principal not bound to one workspace (a person, an OAuth client); a credential's lookup names its workspace",
-    why: 'decisions §8 scopes a key to the principal whatever the workspace, so a key used in another workspace must be found; pinning it needs a spec decision (docs/scale-out.md)',
   },
 ];
 

@@ -54,7 +54,7 @@ export type { CredentialRow, InstallationRow, ListPosition } from './storage/cre
 export type { ActorRow, WorkspaceRow } from './storage/directory-storage';
 export type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
 export type { ExportPage, ExportScope } from './storage/export-storage';
-export type { IdempotencyRecord } from './storage/idempotency-storage';
+export type { IdempotencyRecord, KeyScope } from './storage/idempotency-storage';
 export type { IndexLag } from './storage/index-state-storage';
 export { collectingStores, consecutiveStamps, InsertCollector } from './storage/insert-collector';
 export type { MemberRow, Role } from './storage/membership-storage';

@@ -52,6 +52,15 @@ export class Ledger {
   }
 
   /**
+   * For work that cannot wait for `svc migrate` (a command, a dev enrollment): throws the reason
+   * `/readyz` would give ("migrations not applied: run svc migrate") unless the ledger is ready.
+   */
+  async assertReady(): Promise<void> {
+    const state = await this.readiness();
+    if (!state.ready) throw new Error(state.reason);
+  }
+
+  /**
    * Wait until the database is migrated (background workers on a database `svc migrate` has not
    * reached yet): `onWaiting` hears each new reason once, not every poll. True once ready,
    * false if `signal` aborted first.

@@ -108,15 +108,34 @@ export const directoryIdempotencyRecords = pgTable(
   (t) => [primaryKey({ columns: [t.principal, t.key] })],
 );
 
+/**
+ * Where each idempotency key of a principal not bound to one workspace (a person, an OAuth
+ * client) was first used, with that request's fingerprint: decisions §8 scopes a key to the
+ * principal in every workspace, and this copy answers "used elsewhere" without reading every
+ * workspace's records. The stored answer itself stays with the workspace's rows.
+ */
+export const idempotencyKeyDirectory = pgTable(
+  'idempotency_key_directory',
+  {
+    principal: text('principal').notNull(),
+    key: text('key').notNull(),
+    workspaceId: text('workspace_id').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    createdAt: seconds('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.principal, t.key] })],
+);
+
 // ---- per workspace ---------------------------------------------------------------------
 
-/** The last commit of a workspace; locked late in every write transaction. */
+/**
+ * The last commit of a workspace; locked late in every write transaction. The chain's head hash
+ * is that commit's `chain_hash` (kept once, on the commit row).
+ */
 export const workspaceHeads = pgTable('workspace_heads', {
   workspaceId: text('workspace_id').primaryKey(),
   sequence: bigint('sequence', { mode: 'number' }).notNull(),
   recordedAt: seconds('recorded_at').notNull(),
-  /** The `chain_hash` of the commit at `sequence` (docs/ledger-proofs.md); null until `svc migrate` chains an older ledger. */
-  chainHash: text('chain_hash'),
 });
 
 export const commits = pgTable(
@@ -280,7 +299,7 @@ export const revisions = pgTable(
 export const idempotencyRecords = pgTable(
   'idempotency_records',
   {
-    /** The selected workspace ('' only in records written before directory_idempotency_records). */
+    /** The selected workspace (writes outside any workspace keep theirs in directory_idempotency_records). */
     workspaceId: text('workspace_id').notNull(),
     principal: text('principal').notNull(),
     key: text('key').notNull(),
@@ -293,10 +312,7 @@ export const idempotencyRecords = pgTable(
     subjectIds: text('subject_ids').array().notNull().default([]),
     createdAt: seconds('created_at').notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.workspaceId, t.principal, t.key] }),
-    index('idempotency_principal_key').on(t.principal, t.key),
-  ],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.principal, t.key] })],
 );
 
 /** Deletion receipts: what a purge erased, proven by hashes only. */

@@ -7,6 +7,7 @@ import {
   sha256Hex,
   walkChain,
 } from './chain';
+import type { RecordInterval } from './storage/chain-storage';
 import type { Stores } from './stores';
 
 /** Commits recomputed per batch: each batch is one read of commits and one per kind of row. */
@@ -22,11 +23,14 @@ export interface VerifyOptions {
   batchSize?: number;
   /** Called after each batch with the last sequence checked and the head's. */
   onProgress?: (sequence: number, head: number) => void;
+  /** Called after each page of the record-end pass with the revisions checked so far. */
+  onRecordEnds?: (revisions: number) => void;
 }
 
 /**
- * Recompute a workspace's chain from its rows (`svc ledger verify`, docs/ledger-proofs.md): the
- * first sequence whose rows no longer give its stored chain hash, or the head reached.
+ * Recompute a workspace's chain from its rows (`svc ledger verify`, docs/ledger-proofs.md), then
+ * check every revision's record end against the commit that ended it: the first sequence whose
+ * rows no longer match, or the head reached.
  */
 export async function verifyWorkspaceChain(
   stores: Stores,
@@ -37,33 +41,113 @@ export async function verifyWorkspaceChain(
   if (!head) throw new Error(`no workspace ${workspaceId}`);
   const from = Math.max(1, options.from ?? 1);
   const batchSize = options.batchSize ?? VERIFY_BATCH;
-  let previous = from === 1 ? GENESIS_CHAIN_HASH : await stores.chain.chainHashAt(workspaceId, from - 1);
+  let previous = await stores.commits.chainHashAt(workspaceId, from - 1);
   if (previous === null) {
     return { intact: false, sequence: from - 1, reason: `commit ${from - 1} is missing or not chained` };
   }
+  const retractions: Retractions = new Map();
+  let broken: ChainBreak | null = null;
   let next = from;
   while (next <= head.sequence) {
     const rows = await stores.chain.commits(workspaceId, next, head.sequence, batchSize);
-    if (rows.length === 0) return { intact: false, sequence: next, reason: `commit ${next} is missing` };
+    if (rows.length === 0) {
+      broken = { sequence: next, reason: `commit ${next} is missing` };
+      break;
+    }
     const inputs = await stores.chain.digestInputs(workspaceId, rows);
     const walked = walkChain(
       previous,
       next,
       inputs.map((input, i) => ({ input, chainHash: rows[i]?.chainHash ?? null })),
     );
-    if ('broken' in walked) return { intact: false, ...walked.broken };
+    const reached = 'broken' in walked ? walked.broken.sequence - 1 : walked.sequence;
+    for (const input of inputs) if (input.sequence <= reached) noteRetraction(input, retractions);
+    if ('broken' in walked) {
+      broken = walked.broken;
+      break;
+    }
     previous = walked.head;
     next = walked.sequence + 1;
     options.onProgress?.(walked.sequence, head.sequence);
   }
-  if (head.chainHash !== previous) {
-    return {
-      intact: false,
-      sequence: head.sequence,
-      reason: `the head's chain hash differs from commit ${head.sequence}'s`,
-    };
-  }
+  const badEnd = await firstBadRecordEnd(stores, workspaceId, retractions, {
+    from,
+    allRetractionsSeen: broken === null,
+    pageSize: batchSize,
+    onPage: options.onRecordEnds,
+  });
+  const first = badEnd !== null && (broken === null || badEnd.sequence < broken.sequence) ? badEnd : broken;
+  if (first) return { intact: false, ...first };
   return { intact: true, sequence: head.sequence, chainHash: previous };
+}
+
+/** The retraction commits seen by revision id: when and at which sequence each ended its revision. */
+type Retractions = Map<string, { sequence: number; recordedAt: number }>;
+
+/** A retraction (`memories.forget` in mode retract) names the memory and the revision it ends. */
+function noteRetraction(input: CommitDigestInput, into: Retractions): void {
+  if (input.operation !== 'memories.forget') return;
+  for (const record of input.records) {
+    if (record.kind === 'revision') into.set(record.id, { sequence: input.sequence, recordedAt: input.recorded_at });
+  }
+}
+
+/**
+ * A revision's `recorded_until` is set by the later commit that ends it, so no digest holds it;
+ * it is checked against that commit instead. A revision followed by a next generation ends when
+ * that generation was recorded (a correction or attestation); the last one is open, or ends when
+ * the retraction that names it was recorded. The earliest mismatch, named by the commit that
+ * ended (or should have ended) the revision; none before `from`. Without every retraction seen
+ * (the walk broke first), a last revision's end is not judged.
+ */
+async function firstBadRecordEnd(
+  stores: Stores,
+  workspaceId: string,
+  retractions: Retractions,
+  options: {
+    from: number;
+    allRetractionsSeen: boolean;
+    pageSize: number;
+    onPage?: ((revisions: number) => void) | undefined;
+  },
+): Promise<ChainBreak | null> {
+  let first: ChainBreak | null = null;
+  const found = (sequence: number, reason: string) => {
+    if (sequence >= options.from && (first === null || sequence < first.sequence)) first = { sequence, reason };
+  };
+  const checkLast = (last: RecordInterval) => {
+    const retraction = retractions.get(last.id);
+    if (retraction) {
+      if (last.recordedUntil !== retraction.recordedAt) {
+        found(retraction.sequence, `revision ${last.id} does not end when commit ${retraction.sequence} retracted it`);
+      }
+    } else if (last.recordedUntil !== null && options.allRetractionsSeen) {
+      found(last.commitSequence, `revision ${last.id} has a recorded_until though no commit ended it`);
+    }
+  };
+  let previous: RecordInterval | null = null;
+  let checked = 0;
+  for (;;) {
+    const page = await stores.chain.recordIntervals(workspaceId, previous, options.pageSize);
+    checked += page.length;
+    for (const revision of page) {
+      if (previous && previous.memoryId === revision.memoryId) {
+        if (revision.generation === previous.generation + 1 && previous.recordedUntil !== revision.recordedAt) {
+          found(
+            revision.commitSequence,
+            `revision ${previous.id} does not end when generation ${revision.generation} was recorded`,
+          );
+        }
+      } else if (previous) {
+        checkLast(previous);
+      }
+      previous = revision;
+    }
+    options.onPage?.(checked);
+    if (page.length < options.pageSize) break;
+  }
+  if (previous) checkLast(previous);
+  return first;
 }
 
 /** A `commit` line of an export (`svc export`), as `verifyExportLines` reads it. */

@@ -93,6 +93,36 @@ describe('chain test vectors (docs/ledger-proofs.md)', () => {
     expect(canonicalJson([Number.NaN, 'a"b', { skipped: undefined }])).toBe('[null,"a\\"b",{}]');
   });
 
+  it('writes every string and key as JSON.stringify does (escapes, lone surrogates, pairs)', () => {
+    // Every single code unit, then random strings drawn mostly from the ones that need escaping.
+    for (let unit = 0; unit <= 0xffff; unit += 1) {
+      const text = String.fromCharCode(unit);
+      expect(canonicalJson(text)).toBe(JSON.stringify(text));
+    }
+    const alphabet = ['a', 'é', '"', '\\', '\n', '\u0000', '\u001f', '\u2028', '\ud83d', '\ude00', '😀', '\u007f'];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    for (let i = 0; i < 2000; i += 1) {
+      let text = '';
+      for (let n = next() % 12; n > 0; n -= 1) text += alphabet[next() % alphabet.length];
+      expect(canonicalJson(text)).toBe(JSON.stringify(text));
+      expect(canonicalJson({ [text]: text })).toBe(`{${JSON.stringify(text)}:${JSON.stringify(text)}}`);
+    }
+  });
+
+  it('builds digest records with their keys in canonical order already (canonicalJson then skips its sort)', () => {
+    const input = digestInputOf(commit2, sources('Ana lives in Lisbon.'));
+    const sorted = (object: object) => {
+      const keys = Object.keys(object);
+      return keys.join() === [...keys].sort().join();
+    };
+    expect(sorted(input)).toBe(true);
+    for (const record of input.records) expect(sorted(record), JSON.stringify(record)).toBe(true);
+  });
+
   it('a purge (text gone, its hash kept by the receipt) leaves the digest as it was', () => {
     const purged = sources(null);
     purged.erasedTextSha256.set('rev_demo', TEXT_SHA256);

@@ -51,7 +51,7 @@ for (const driver of ['postgres', 'pglite'] as const) {
     }): Promise<string> {
       const collector = new InsertCollector();
       for (const row of rows.workspaces) collector.add(workspaces, row);
-      for (const row of rows.records) collector.idempotencyRecord(row as never);
+      for (const row of rows.records) collector.idempotencyRecord(row as never, 'workspace');
       const before = statements.length;
       await ledger.handle.db.transaction((tx) => collector.flush(tx as never, 'ws_records'));
       const sent = statements.slice(before);

@@ -9,7 +9,7 @@ import { rowsOf } from '../src/rows';
 
 const MIGRATIONS = path.join(import.meta.dirname, '../drizzle');
 
-/** The migrations folder as it was before `0003_directories`. */
+/** The migrations folder as it was before the migration `tag`. */
 function foldersBefore(tag: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-migrations-'));
   const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS, 'meta/_journal.json'), 'utf8'));
@@ -46,10 +46,49 @@ describe('migration 0003_directories', () => {
         await db.execute(sql`select actor_id, workspace_id from membership_directory`),
       );
       expect(members).toEqual([{ actor_id: 'act_0', workspace_id: 'ws_a' }]);
-      const directoryRecord = await ledger.stores.idempotency.find('user:1', 'k1');
+      const directoryRecord = await ledger.stores.idempotency.find('user:1', 'k1', '', 'principal');
       expect(directoryRecord).toMatchObject({ workspaceId: '', operation: 'workspaces.create', fingerprint: 'fp' });
       const left = rowsOf<{ key: string }>(await db.execute(sql`select key from idempotency_records order by key`));
       expect(left).toEqual([{ key: 'k2' }]);
+    } finally {
+      await ledger.close();
+    }
+  });
+});
+
+describe('migration 0005_idempotency_key_directory', () => {
+  const before = foldersBefore('0005_idempotency_key_directory');
+  afterAll(() => fs.rmSync(before, { recursive: true, force: true }));
+
+  it('enters every key used before where it was first used, so it conflicts in other workspaces', async () => {
+    const ledger = await Ledger.open({});
+    try {
+      await migrateInLayout(ledger.handle.db, before, 'plain');
+      const db = ledger.handle.db;
+      await db.execute(sql`insert into idempotency_records (workspace_id, principal, key, operation, fingerprint, status, body, created_at)
+        values ('ws_a', 'user:1', 'k1', 'memories.create', 'fp-a', 200, '{"a":1}', 1),
+               ('ws_b', 'user:2', 'k1', 'memories.create', 'fp-b', 200, '{"b":1}', 2)`);
+      await ledger.migrate();
+      const entries = rowsOf<{ principal: string; workspace_id: string; fingerprint: string }>(
+        await db.execute(
+          sql`select principal, workspace_id, fingerprint from idempotency_key_directory order by principal`,
+        ),
+      );
+      expect(entries).toEqual([
+        { principal: 'user:1', workspace_id: 'ws_a', fingerprint: 'fp-a' },
+        { principal: 'user:2', workspace_id: 'ws_b', fingerprint: 'fp-b' },
+      ]);
+      const idempotency = ledger.stores.idempotency;
+      // Its own workspace replays the stored answer; another answers with the entry, which conflicts.
+      expect(await idempotency.find('user:1', 'k1', 'ws_a', 'principal')).toMatchObject({ body: '{"a":1}' });
+      expect(await idempotency.find('user:1', 'k1', 'ws_b', 'principal')).toMatchObject({
+        workspaceId: 'ws_a',
+        fingerprint: 'fp-a',
+        body: '',
+      });
+      expect(await idempotency.find('user:1', 'k1', '', 'principal')).toMatchObject({ workspaceId: 'ws_a' });
+      // A credential bound to ws_b keeps its keys there: user:1's key is not its concern.
+      expect(await idempotency.find('user:1', 'k1', 'ws_b', 'workspace')).toBeNull();
     } finally {
       await ledger.close();
     }

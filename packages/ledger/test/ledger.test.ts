@@ -357,6 +357,8 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
       const b1 = await ledger.transaction((s) => s.commits.allocate('ws_alloc_b'));
       const a2 = await ledger.transaction((s) => s.commits.allocate('ws_alloc_a'));
       expect([a1.sequence, a2.sequence, b1.sequence]).toEqual([1, 2, 1]);
+      // Before sequence 1 the chain starts from genesis.
+      expect(a1.previousChainHash).toBe(GENESIS_CHAIN_HASH);
       expect(a2.recordedAt).toBeGreaterThanOrEqual(a1.recordedAt);
 
       // A head recorded in the future (clock skew) holds recorded_at there.
@@ -366,7 +368,8 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
         .set({ recordedAt: future })
         .where(eq(schema.workspaceHeads.workspaceId, 'ws_alloc_a'));
       const a3 = await ledger.transaction((s) => s.commits.allocate('ws_alloc_a'));
-      expect(a3).toEqual({ sequence: 3, recordedAt: future, previousChainHash: GENESIS_CHAIN_HASH });
+      // The chain hash before is commit 2's: this test wrote no commit rows, so there is none.
+      expect(a3).toEqual({ sequence: 3, recordedAt: future, previousChainHash: null });
       expect(await ledger.stores.commits.head('ws_alloc_a')).toEqual({ sequence: 3, recordedAt: future });
 
       // A transaction that fails gives its sequence back.
@@ -379,6 +382,44 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
       expect((await ledger.stores.commits.head('ws_alloc_b'))?.sequence).toBe(1);
       expect((await ledger.transaction((s) => s.commits.allocate('ws_alloc_b'))).sequence).toBe(2);
     });
+
+    it.runIf(driver === 'postgres')(
+      'a writer that waited for the head lock chains on from the commit the holder wrote',
+      async () => {
+        const ws = 'ws_alloc_wait';
+        await ledger.stores.commits.createHead(ws);
+        const holderHash = 'a'.repeat(64);
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let locked!: () => void;
+        const holding = new Promise<void>((resolve) => {
+          locked = resolve;
+        });
+        const holder = ledger.transaction(async (s) => {
+          const stamp = await s.commits.allocate(ws);
+          await s.commits.insert({
+            workspaceId: ws,
+            sequence: stamp.sequence,
+            recordedAt: stamp.recordedAt,
+            operation: 'test',
+            actorId: 'act_t',
+            subjectIds: [],
+            chainHash: holderHash,
+          });
+          locked();
+          await released;
+        });
+        await holding;
+        // The waiter's statement starts (and takes its snapshot) before the holder commits.
+        const waiter = ledger.transaction((s) => s.commits.allocate(ws));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        release();
+        await holder;
+        expect(await waiter).toMatchObject({ sequence: 2, previousChainHash: holderHash });
+      },
+    );
 
     it('lists namespaces in display-path order by their stored keys', async () => {
       const ws = 'ws_paths';

@@ -32,6 +32,8 @@ export async function asOperator<Name extends OperationName>(
     { holder: 'svc admin' },
   );
   try {
+    // The embedded ledger was migrated in composing; a Postgres one must be already.
+    await ledger.assertReady();
     const result = await domain.executeAsOperator(
       operation,
       { params: raw.params ?? {}, query: raw.query ?? {}, body: raw.body },

@@ -17,12 +17,17 @@ export async function verifyLedger(
   args: { workspace: string; from: number },
   stderr: NodeJS.WriteStream = process.stderr,
 ): Promise<string> {
+  // On a terminal each phase redraws one line; elsewhere every step is a line of its own.
+  const show = (line: string) => stderr.write(stderr.isTTY ? `\r${line}` : `${line}\n`);
+  let phase: 'chain' | 'record ends' = 'chain';
   const verdict = await ledger.snapshot((stores) =>
     verifyWorkspaceChain(stores, args.workspace, {
       from: args.from,
-      onProgress: (sequence, head) => {
-        if (stderr.isTTY) stderr.write(`\r${progressBar(sequence, head)}`);
-        else stderr.write(`${progressBar(sequence, head)}\n`);
+      onProgress: (sequence, head) => show(progressBar(sequence, head)),
+      onRecordEnds: (revisions) => {
+        if (phase === 'chain' && stderr.isTTY) stderr.write('\n');
+        phase = 'record ends';
+        show(`record ends: ${revisions} revisions checked`);
       },
     }),
   );

@@ -26,8 +26,20 @@ export const processIo: CliIo = {
   env: async () => (await import('./env')).parseEnv(process.env),
 };
 
-/** Open the ledger as `holder`; the embedded one refuses at once while another process owns it. */
-async function withLedger<T>(env: CliEnv, holder: string, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
+/**
+ * Open the ledger as `holder` for one command (the embedded one refuses at once while another
+ * process owns it). `use` says what the command does with it: `svc migrate` migrates it; a
+ * command that writes migrates an embedded ledger first, as the gateway does at start; any other
+ * stops on a ledger `svc migrate` has not prepared with "migrations not applied: run svc
+ * migrate" (as `/readyz` says it), not with the statement that failed. A command that only reads
+ * (an export, a verification) never changes the ledger it reads.
+ */
+async function withLedger<T>(
+  env: CliEnv,
+  holder: string,
+  use: 'migrate' | 'write' | 'read',
+  fn: (ledger: Ledger) => Promise<T>,
+): Promise<T> {
   const { Ledger } = await import('@tms/ledger');
   const ledger = await Ledger.open({
     databaseUrl: env.DATABASE_URL,
@@ -35,6 +47,8 @@ async function withLedger<T>(env: CliEnv, holder: string, fn: (ledger: Ledger) =
     holder,
   });
   try {
+    if (use === 'write' && !env.DATABASE_URL) await ledger.migrate();
+    else if (use !== 'migrate') await ledger.assertReady();
     return await fn(ledger);
   } finally {
     await ledger.close();
@@ -97,7 +111,7 @@ function adminCommands(program: Command, io: CliIo): void {
     .requiredOption('--subject <sub>', 'the subject (sub)')
     .action(
       act(io, (env, { issuer, subject }) =>
-        withLedger(env, 'svc admin', async (ledger) => {
+        withLedger(env, 'svc admin', 'write', async (ledger) => {
           const added = await ledger.stores.directory.enroll(issuer, subject, Date.now() / 1000);
           return added ? `enrolled ${subject} (${issuer})` : `already enrolled: ${subject} (${issuer})`;
         }),
@@ -113,6 +127,7 @@ function adminCommands(program: Command, io: CliIo): void {
         withLedger(
           env,
           'svc admin',
+          'write',
           async (ledger) => (await ledger.stores.directory.findOrCreateActor(issuer, subject, Date.now() / 1000)).id,
         ),
       ),
@@ -196,7 +211,7 @@ function indexCommands(program: Command, io: CliIo): void {
     .action(
       act(io, async (env) => {
         const { indexStatus } = await import('./index-command');
-        return withLedger(env, 'svc index', (ledger) => indexStatus(env, ledger));
+        return withLedger(env, 'svc index', 'read', (ledger) => indexStatus(env, ledger));
       }),
     );
   index
@@ -206,7 +221,7 @@ function indexCommands(program: Command, io: CliIo): void {
     .action(
       act(io, async (env, { workspace }) => {
         const { indexRebuild } = await import('./index-command');
-        return withLedger(env, 'svc index', (ledger) => indexRebuild(env, ledger, workspace));
+        return withLedger(env, 'svc index', 'read', (ledger) => indexRebuild(env, ledger, workspace));
       }),
     );
 }
@@ -263,7 +278,7 @@ export function buildProgram(io: CliIo): Command {
     .description('apply the ledger migrations')
     .action(
       act(io, (env) =>
-        withLedger(env, 'svc migrate', async (ledger) => {
+        withLedger(env, 'svc migrate', 'migrate', async (ledger) => {
           // Older ledgers are chained after the SQL migrations (docs/ledger-proofs.md), with progress.
           let chained = 0;
           await ledger.migrate(
@@ -292,7 +307,7 @@ export function buildProgram(io: CliIo): Command {
         // so the lock is taken before anything (the key included) is created in DATA_DIR.
         const { DEV_ISSUER, DEV_SUBJECT, DevIssuer } = await auth();
         if (!subject) return (await DevIssuer.loadOrCreate(env.DATA_DIR)).sessionToken(DEV_SUBJECT);
-        return withLedger(env, 'svc token', async (ledger) => {
+        return withLedger(env, 'svc token', 'write', async (ledger) => {
           const issuer = await DevIssuer.loadOrCreate(env.DATA_DIR);
           await ledger.stores.directory.enroll(DEV_ISSUER, subject, Date.now() / 1000);
           return issuer.sessionToken(subject);
@@ -326,7 +341,7 @@ export function buildProgram(io: CliIo): Command {
           output: options.output ?? null,
         };
         // stdout carries the export itself, so the summary goes to stderr.
-        const summary = await withLedger(env, 'svc export', (ledger) => exportWorkspace(ledger, args));
+        const summary = await withLedger(env, 'svc export', 'read', (ledger) => exportWorkspace(ledger, args));
         return { stdout: '', note: summary };
       }),
     );
@@ -352,7 +367,7 @@ export function buildProgram(io: CliIo): Command {
         }
         if (options.workspace === undefined) throw await wrongArgument('--workspace or --file is required');
         const args = { workspace: options.workspace, from: options.from ?? 1 };
-        return withLedger(env, 'svc ledger verify', (ledger) => verifyLedger(ledger, args));
+        return withLedger(env, 'svc ledger verify', 'read', (ledger) => verifyLedger(ledger, args));
       }),
     );
   return program;

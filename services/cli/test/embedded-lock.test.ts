@@ -84,7 +84,9 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 function spawnGateway(env: Record<string, string>, running: Gateway[]): Gateway & { listening: Promise<void> } {
-  const child = spawn(TSX, ['services/gateway/src/main.ts'], {
+  // Node itself, with tsx as a loader: the tsx CLI would stand between the test's signals and the
+  // gateway, and kill it (exit 143) when its event loop does not answer the relay within 30 ms.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway/src/main.ts'], {
     cwd: ROOT,
     detached: true,
     env: childEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),

@@ -7,27 +7,13 @@ import { MeilisearchProvider, SearchUnavailableError } from '@tms/search';
 import { cliLines, runSvc } from '@tms/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../src/env';
-import { type CliIo, runCli } from '../src/program';
+import { runInProcess } from './in-process';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-search-key-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The CLI in this process over the given environment, output captured. */
-async function svc(argv: string[], env: Record<string, string>) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: async () => parseEnv(env),
-  };
-  const code = await runCli(argv, io);
-  return { code, stdout, stderr };
-}
+const svc = (argv: string[], env: Record<string, string>) => runInProcess(argv, async () => parseEnv(env));
 
 /** A loopback port nothing listens on: bound, then released. */
 async function closedPort(): Promise<number> {

@@ -1,8 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase, runSvc } from '@tms/testkit';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, type CliIo, runCli } from '../src/program';
+import { runInProcess } from './in-process';
 
 /** The CLI in this process, with its output captured and an environment that must not be read. */
 async function cli(argv: string[]) {
@@ -147,6 +151,56 @@ describe('svc usage (decisions §9)', () => {
       await database.drop();
     }
   });
+
+  it('on a Postgres ledger `svc migrate` has not prepared, every command that opens it names the fix and creates nothing; an embedded one is migrated by a command that writes, never by one that reads', async () => {
+    const { parseEnv } = await import('../src/env');
+    const ws = ['--workspace', 'ws_0000000000000000000000000'];
+    const commands = [
+      ['admin', 'enroll', '--issuer', 'https://id.example.test/', '--subject', 'ana'],
+      ['admin', 'actor', '--issuer', 'https://id.example.test/', '--subject', 'ana'],
+      ['admin', 'service-key', 'issue', ...ws, '--name', 'backend', '--capabilities', 'read'],
+      ['admin', 'grant', 'list', ...ws, '--namespace', 'ns_0000000000000000000000000'],
+      ['index', 'status'],
+      ['export', ...ws],
+      ['ledger', 'verify', ...ws],
+      ['token', '--subject', 'ana'],
+    ];
+    const run = async (argv: string[], raw: Record<string, string>) => ({
+      argv,
+      ...(await runInProcess(argv, async () => parseEnv({ DEV_AUTH: '1', ...raw }))),
+    });
+    const database = await createTestDatabase('tms_cli_unmigrated');
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-cli-unmigrated-'));
+    try {
+      for (const argv of commands) {
+        expect(await run(argv, { DATABASE_URL: database.url, DATA_DIR: dataDir })).toEqual({
+          argv,
+          code: 1,
+          stdout: '',
+          stderr: 'svc: migrations not applied: run svc migrate\n',
+        });
+      }
+      expect(await database.tableNames()).toEqual([]);
+
+      for (const argv of commands.filter(([first]) => first === 'export' || first === 'ledger' || first === 'index')) {
+        expect(await run(argv, { DATA_DIR: dataDir })).toMatchObject({
+          code: 1,
+          stderr: 'svc: migrations not applied: run svc migrate\n',
+        });
+      }
+      const enrolled = await run(commands[0] as string[], { DATA_DIR: dataDir });
+      expect(enrolled).toMatchObject({ code: 0, stdout: 'enrolled ana (https://id.example.test/)\n' });
+      const embedded = await Ledger.open({ dataDir: path.join(dataDir, 'pglite') });
+      try {
+        expect(await embedded.ready()).toBe(true);
+      } finally {
+        await embedded.close();
+      }
+    } finally {
+      await database.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('as a process: `svc migrate --help` leaves a fresh database untouched and `svc` alone exits 2', async () => {
     const database = await createTestDatabase('tms_cli_usage');

@@ -4,21 +4,26 @@ import { ApiError } from './api';
 
 export type Answer<T> = { state: 'loading' } | { state: 'ok'; value: T } | { state: 'error'; error: unknown };
 
-/** Runs `load` whenever `deps` change; an answer that arrives after a newer request is dropped. */
+/**
+ * Runs `load` whenever `deps` change; an answer that arrives after a newer request is dropped, and
+ * the answer to older deps is never shown beside newer ones (the render that brings new deps runs
+ * before the effect that starts their request, and would otherwise show the previous answer).
+ */
 export function useAnswer<T>(load: () => Promise<T>, deps: unknown[]): Answer<T> {
-  const [answer, setAnswer] = useState<Answer<T>>({ state: 'loading' });
+  const [held, setHeld] = useState<{ deps: unknown[]; answer: Answer<T> }>({ deps, answer: { state: 'loading' } });
   useEffect(() => {
     let current = true;
-    setAnswer({ state: 'loading' });
+    setHeld({ deps, answer: { state: 'loading' } });
     load().then(
-      (value) => current && setAnswer({ state: 'ok', value }),
-      (error: unknown) => current && setAnswer({ state: 'error', error }),
+      (value) => current && setHeld({ deps, answer: { state: 'ok', value } }),
+      (error: unknown) => current && setHeld({ deps, answer: { state: 'error', error } }),
     );
     return () => {
       current = false;
     };
   }, deps);
-  return answer;
+  const sameDeps = held.deps.length === deps.length && held.deps.every((value, i) => Object.is(value, deps[i]));
+  return sameDeps ? held.answer : { state: 'loading' };
 }
 
 /** The service's error body as it came, or the failure's message. */

@@ -1,6 +1,7 @@
 import { useRef } from 'preact/hooks';
 import type { Revision } from './api';
 import { endingOf, endingText } from './history';
+import { axis, stepStop, toMilliseconds } from './scale';
 import { localTime, tickLabel } from './time';
 
 /** A point of the two clocks: valid time (`as_of`) and record time (`known_at`), Unix seconds. */
@@ -12,22 +13,6 @@ export interface Point {
 const WIDTH = 960;
 const HEIGHT = 380;
 const PLOT = { left: 120, right: WIDTH - 24, top: 16, bottom: HEIGHT - 56 };
-
-/** A linear scale over the answer's own times, with room past the last edge for open intervals. */
-function scale(values: number[], from: number, to: number) {
-  const min = Math.min(...values);
-  const max = Math.max(...values);
-  const span = max - min;
-  const end = max + (span > 0 ? span * 0.15 : 60);
-  const at = (value: number) => from + ((value - min) / (end - min)) * (to - from);
-  const invert = (pixel: number) => min + ((pixel - from) / (to - from)) * (end - min);
-  // Keyboard stops: the middle of every cell between two edges, and past the last one.
-  const edges = [...new Set(values)].sort((a, b) => a - b);
-  const stops = edges.map((edge, i) => (edge + (edges[i + 1] ?? end)) / 2);
-  return { min, end, at, invert, edges, stops };
-}
-
-const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 /** The hatching (`url(#stripes)`) that marks purged revisions. */
 function StripesPattern() {
@@ -55,7 +40,7 @@ export function Timeline(props: {
     last.current = next;
     onPick(next);
   };
-  const x = scale(
+  const x = axis(
     revisions.flatMap((r) => (r.valid_to === null ? [r.valid_from] : [r.valid_from, r.valid_to])),
     PLOT.left,
     PLOT.right,
@@ -65,7 +50,7 @@ export function Timeline(props: {
     ...(r.recorded_until === null ? [] : [r.recorded_until]),
     ...(r.invalidation ? [r.invalidation.recorded_at] : []),
   ]);
-  const y = scale(recordTimes, PLOT.bottom, PLOT.top);
+  const y = axis(recordTimes, PLOT.bottom, PLOT.top);
 
   const pickAt = (event: MouseEvent) => {
     const svg = event.currentTarget as SVGSVGElement;
@@ -73,19 +58,15 @@ export function Timeline(props: {
     const px = ((event.clientX - box.left) / box.width) * WIDTH;
     const py = ((event.clientY - box.top) / box.height) * HEIGHT;
     if (px < PLOT.left || px > PLOT.right || py < PLOT.top || py > PLOT.bottom) return;
-    pick({ asOf: round(x.invert(px)), knownAt: round(y.invert(py)) });
+    pick({ asOf: toMilliseconds(x.invert(px)), knownAt: toMilliseconds(y.invert(py)) });
   };
 
   const onKey = (event: KeyboardEvent) => {
     const step = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowDown: [0, -1], ArrowUp: [0, 1] }[event.key];
     if (!step) return;
     event.preventDefault();
-    const nearest = (stops: number[], value: number | undefined) =>
-      value === undefined ? -1 : stops.reduce((best, stop, i) => (stop <= value ? i : best), -1);
     const from = last.current;
-    const xi = Math.max(0, Math.min(x.stops.length - 1, nearest(x.stops, from?.asOf) + (step[0] ?? 0)));
-    const yi = Math.max(0, Math.min(y.stops.length - 1, nearest(y.stops, from?.knownAt) + (step[1] ?? 0)));
-    pick({ asOf: round(x.stops[xi] ?? x.min), knownAt: round(y.stops[yi] ?? y.min) });
+    pick({ asOf: stepStop(x, from?.asOf, step[0] ?? 0), knownAt: stepStop(y, from?.knownAt, step[1] ?? 0) });
   };
 
   const xTicks = x.edges.length > 8 ? x.edges.filter((_, i) => i % Math.ceil(x.edges.length / 8) === 0) : x.edges;
@@ -274,7 +255,7 @@ export function TimelineTable(props: { revisions: Revision[]; causeHref: (revisi
 
 /** A purged memory's revisions as the change feed names them: record time only, hatched, no text. */
 export function PurgedTimeline(props: { bands: { revisionId: string; from: number; to: number }[]; purgedAt: number }) {
-  const y = scale(
+  const y = axis(
     props.bands.flatMap((band) => [band.from, band.to]),
     PLOT.bottom,
     PLOT.top,

@@ -242,6 +242,29 @@ describe.each(DRIVERS)('idempotency (%s)', (driver) => {
     expect((await api2.get('/v1/namespaces')).body.namespaces).toEqual([]);
     // The key still replays in its own workspace.
     expect((await api.post('/v1/namespaces', { parent_id: null, name: 'same' }, { idem: nsKey })).status).toBe(200);
+
+    // A group-committed write (memories.create) under a key used in the other workspace.
+    const there = (await api2.post('/v1/namespaces', { parent_id: null, name: 'there' })).body.namespace;
+    const memoryKey = freshKey();
+    expect((await api.post('/v1/memories', memoryBody(one.id, 'here'), { idem: memoryKey })).status).toBe(200);
+    expectError(
+      await api2.post('/v1/memories', memoryBody(there.id, 'here'), { idem: memoryKey }),
+      409,
+      'idempotency_conflict',
+    );
+    expect(await headOf(h, ws2)).toBe(2);
+
+    // Writes outside any workspace share the principal's keys with writes in one, both ways.
+    const me = await owner.api();
+    expectError(await me.post('/v1/workspaces', { name: 'third' }, { idem: memoryKey }), 409, 'idempotency_conflict');
+    const createKey = freshKey();
+    expect((await me.post('/v1/workspaces', { name: 'third' }, { idem: createKey })).status).toBe(200);
+    expectError(
+      await api2.post('/v1/namespaces', { parent_id: null, name: 'x' }, { idem: createKey }),
+      409,
+      'idempotency_conflict',
+    );
+    expect(await headOf(h, ws2)).toBe(2);
   });
 
   it('keys are per principal: another actor with the same key executes its own request', async () => {

@@ -137,6 +137,70 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     ).toMatchObject({ intact: false, sequence: 5 });
   });
 
+  it("a revision's record end moved, cleared or made up by SQL is named by the commit that ended it (or should have)", async () => {
+    const { ws, api, created, corrected } = await populated(h);
+    const retracted = created[4] as { memory: { id: string }; revision: { id: string }; commit: { sequence: number } };
+    const retraction = await api.post(`/v1/memories/${retracted.memory.id}/forget`, {
+      mode: 'retract',
+      expected_generation: 1,
+    });
+    expect(retraction.status, retraction.text).toBe(200);
+    expect((await verify(ledger, ws)).intact).toBe(true);
+    const revision = (id: string) => sql`workspace_id = ${ws} and id = ${id}`;
+
+    // Generation 1 of the corrected memory ends when generation 2 was recorded.
+    const superseded = (created[0] as { revision: { id: string } }).revision.id;
+    expect(
+      await tampered(
+        ws,
+        sql`update revisions set recorded_until = recorded_until + 60 where ${revision(superseded)}`,
+        sql`update revisions set recorded_until = recorded_until - 60 where ${revision(superseded)}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: corrected.commit.sequence });
+    const [{ until } = { until: 0 }] = rowsOf<{ until: number }>(
+      await exec(sql`select recorded_until as until from revisions where ${revision(superseded)}`),
+    );
+    expect(
+      await tampered(
+        ws,
+        sql`update revisions set recorded_until = null where ${revision(superseded)}`,
+        sql`update revisions set recorded_until = ${until} where ${revision(superseded)}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: corrected.commit.sequence });
+
+    // A retracted revision made current again: the retraction names it.
+    const retractedUntil = retraction.body.revision.recorded_until as number;
+    expect(
+      await tampered(
+        ws,
+        sql`update revisions set recorded_until = null where ${revision(retracted.revision.id)}`,
+        sql`update revisions set recorded_until = ${retractedUntil} where ${revision(retracted.revision.id)}`,
+      ),
+    ).toMatchObject({ intact: false, sequence: retraction.body.commit.sequence });
+
+    // A current revision ended though nothing ended it: its own commit.
+    const current = created[5] as { revision: { id: string }; commit: { sequence: number } };
+    expect(
+      await tampered(
+        ws,
+        sql`update revisions set recorded_until = recorded_at + 1 where ${revision(current.revision.id)}`,
+        sql`update revisions set recorded_until = null where ${revision(current.revision.id)}`,
+      ),
+    ).toMatchObject({
+      intact: false,
+      sequence: current.commit.sequence,
+      reason: `revision ${current.revision.id} has a recorded_until though no commit ended it`,
+    });
+    // `--from` past the commit that should have ended it: not judged.
+    await exec(sql`update revisions set recorded_until = recorded_until + 60 where ${revision(superseded)}`);
+    expect(await verify(ledger, ws, corrected.commit.sequence + 1)).toMatchObject({ intact: true });
+    expect(await verify(ledger, ws, corrected.commit.sequence)).toMatchObject({
+      intact: false,
+      sequence: corrected.commit.sequence,
+    });
+    await exec(sql`update revisions set recorded_until = recorded_until - 60 where ${revision(superseded)}`);
+  });
+
   it('a deleted commit row is named by its sequence', async () => {
     const { ws } = await populated(h);
     const [row] = await ledger.handle.db
@@ -162,7 +226,7 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     const after = await verify(ledger, ws);
     expect(after).toMatchObject({ intact: true, sequence: 13 });
     // The chain up to the head before the purges is the same chain.
-    expect((await ledger.stores.chain.chainHashAt(ws, 11)) === (before.intact && before.chainHash)).toBe(true);
+    expect((await ledger.stores.commits.chainHashAt(ws, 11)) === (before.intact && before.chainHash)).toBe(true);
     const text = rowsOf<{ text: unknown }>(
       await exec(sql`select text from revisions where workspace_id = ${ws} and memory_id = ${purged.memory.id}`),
     );
@@ -206,7 +270,6 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     const original = await verify(ledger, ws);
     // As an older ledger: nothing chained.
     await exec(sql`update commits set chain_hash = null where workspace_id = ${ws}`);
-    await exec(sql`update workspace_heads set chain_hash = null where workspace_id = ${ws}`);
     expect(await verify(ledger, ws)).toMatchObject({ intact: false, sequence: 1 });
     // A write before the migration runs leaves its chain hash to the migration.
     await createMemory(api, ns.id, 'written before the migration');
@@ -215,7 +278,7 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     expect(seen).toEqual([5, 10, 12]);
     const chained = await verify(ledger, ws);
     expect(chained).toMatchObject({ intact: true, sequence: 12 });
-    expect(await ledger.stores.chain.chainHashAt(ws, 11)).toBe(original.intact ? original.chainHash : null);
+    expect(await ledger.stores.commits.chainHashAt(ws, 11)).toBe(original.intact ? original.chainHash : null);
     // Later writes chain on.
     await createMemory(api, ns.id, 'written after the migration');
     expect(await verify(ledger, ws)).toMatchObject({ intact: true, sequence: 13 });

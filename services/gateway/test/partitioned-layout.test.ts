@@ -19,12 +19,6 @@ import {
 
 /** The manifest's cross-workspace statements, as they show in captured SQL. */
 const EXCEPTIONS: Array<{ name: string; matches: (text: string) => boolean }> = [
-  {
-    // decisions §8: a key is the principal's in every workspace.
-    name: 'IdempotencyStorage.find / findWithStanding',
-    matches: (text) =>
-      /idempotency_records"?\s+(i\s+)?where\s+\(?"?(i|idempotency_records)"?\."?principal"?\s*=/i.test(text),
-  },
   { name: 'WebhookStorage.due', matches: (text) => /"webhooks"\."lease_until"/.test(text) && /inner join/i.test(text) },
   { name: 'WebhookStorage.lag', matches: (text) => /sum\(.*delivered_sequence/is.test(text) },
   {
@@ -185,6 +179,22 @@ describe('the partitioned layout (postgres)', () => {
       await ok((await owner.api()).get('/v1/workspaces'));
       await ok((await owner.api()).get('/v1/me'));
     }
+    // A person's key reused in another workspace: the conflict is found without spreading, on
+    // both write paths (alone and group-committed).
+    const { api, owner } = await h.workspace();
+    const second = (await ok((await owner.api()).post('/v1/workspaces', { name: 'second' }))).workspace;
+    const elsewhere = api.in(second.id);
+    const namespaceKey = `reuse-ns-${crypto.randomBytes(4).toString('hex')}`;
+    const here = (await ok(api.post('/v1/namespaces', { parent_id: null, name: 'n' }, { idem: namespaceKey })))
+      .namespace;
+    const there = (await ok(elsewhere.post('/v1/namespaces', { parent_id: null, name: 'n' }))).namespace;
+    expect(
+      (await elsewhere.post('/v1/namespaces', { parent_id: null, name: 'n' }, { idem: namespaceKey })).status,
+    ).toBe(409);
+    const memoryKey = `reuse-memory-${crypto.randomBytes(4).toString('hex')}`;
+    const memory = (id: string) => ({ namespace_id: id, kind: 'claim', text: 'Once.', valid_from: 0 });
+    await ok(api.post('/v1/memories', memory(here.id), { idem: memoryKey }));
+    expect((await elsewhere.post('/v1/memories', memory(there.id), { idem: memoryKey })).status).toBe(409);
     capturing = false;
     verdicts = await explainAll(h.database?.url as string, captured);
   }, 240_000);
@@ -224,15 +234,16 @@ describe('the partitioned layout (postgres)', () => {
     expect(spread).toEqual([]);
     expect(pinnedReads).toBeGreaterThan(100);
     expect(verdicts.filter((v) => v.inserted.size > 0).length).toBeGreaterThan(10);
-    // A credential's idempotency lookup names its workspace: one partition.
-    const credentialLookups = verdicts.filter(
-      (v) =>
-        /i\.workspace_id = \$\d+ and i\.principal = /.test(v.text) &&
-        v.partitions.get('idempotency_records')?.size === 1,
+    // Every idempotency lookup names its workspace (one partition), a person's too: a key used
+    // in another workspace is found in the key directory, a reference table.
+    const lookups = verdicts.filter((v) => /i\.workspace_id = \$\d+ and i\.principal = /.test(v.text));
+    expect(lookups.length).toBeGreaterThan(0);
+    expect(lookups.filter((v) => v.partitions.get('idempotency_records')?.size !== 1)).toEqual([]);
+    expect(lookups.filter((v) => /idempotency_key_directory k where k\.principal/.test(v.text)).length).toBeGreaterThan(
+      0,
     );
-    expect(credentialLookups.length).toBeGreaterThan(0);
-    // The idempotency lookup by principal and key is the one request statement that spreads.
-    expect([...excepted.keys()]).toEqual(['IdempotencyStorage.find / findWithStanding']);
+    // No request statement spreads: the exceptions are the workers' and operator's own.
+    expect([...excepted.keys()]).toEqual([]);
   });
 
   it('writes one workspace per write transaction', () => {

@@ -63,7 +63,7 @@ export async function getLedgerProof(
       `a proof spans at most ${MAX_PROOF_LINKS} commits: ask with head_sequence up to ${writer.sequence + MAX_PROOF_LINKS}`,
     );
   }
-  const previous = await ctx.stores.chain.chainHashAt(workspaceId, writer.sequence - 1);
+  const previous = await ctx.stores.commits.chainHashAt(workspaceId, writer.sequence - 1);
   if (previous === null) throw new DomainError('unavailable', NOT_CHAINED);
   const links: string[] = [];
   let digestInput = '';

@@ -46,14 +46,37 @@ export type ChainedCommit = Pick<
   'workspaceId' | 'sequence' | 'recordedAt' | 'actorId' | 'operation' | 'subjectIds' | 'chainHash'
 >;
 
+/** A revision's record interval, as `svc ledger verify` checks it against the commits that ended it. */
+export interface RecordInterval {
+  id: string;
+  memoryId: string;
+  generation: number;
+  recordedAt: number;
+  recordedUntil: number | null;
+  commitSequence: number;
+}
+
 /** Reads and writes of the hash chain (docs/ledger-proofs.md); the arithmetic is in `../chain`. */
 export class ChainStorage {
   constructor(private readonly db: Database) {}
 
+  /** The head with its chain hash: the last commit's (genesis before any; null while unchained). */
   async head(workspaceId: string): Promise<ChainHead | null> {
-    const rows = await this.db.select().from(workspaceHeads).where(eq(workspaceHeads.workspaceId, workspaceId));
-    const row = rows[0];
-    return row ? { sequence: row.sequence, recordedAt: row.recordedAt, chainHash: row.chainHash } : null;
+    return this.readHead(workspaceId, false);
+  }
+
+  private async readHead(workspaceId: string, forUpdate: boolean): Promise<ChainHead | null> {
+    const result = await this.db.execute(sql`
+      select h.sequence, h.recorded_at,
+             case when h.sequence = 0 then ${GENESIS_CHAIN_HASH} else c.chain_hash end as chain_hash
+        from ${workspaceHeads} h
+        left join ${commits} c on c.workspace_id = h.workspace_id and c.sequence = h.sequence
+       where h.workspace_id = ${workspaceId}
+       ${forUpdate ? sql`for update of h` : sql``}`);
+    const row = rowsOf<{ sequence: string | number; recorded_at: number; chain_hash: string | null }>(result)[0];
+    return row
+      ? { sequence: Number(row.sequence), recordedAt: Number(row.recorded_at), chainHash: row.chain_hash }
+      : null;
   }
 
   /** Commits `from`..`to` (inclusive, at most `limit`) in sequence order. */
@@ -158,28 +181,50 @@ export class ChainStorage {
 
   /**
    * Chain a commit written by a transaction of its own, once its rows are written: its digest
-   * comes from the rows as stored, and the commit and the head take the new chain hash in one
-   * statement. `previous` is the chain hash the head held when the sequence was allocated (null:
-   * the workspace is not chained yet, and `svc migrate` chains the commit later).
+   * comes from the rows as stored. `previous` is the chain hash of the commit before, read when
+   * the sequence was allocated (null: the workspace is not chained yet, and `svc migrate` chains
+   * the commit later).
    */
   async seal(commit: Omit<ChainedCommit, 'chainHash'>, previous: string | null): Promise<string | null> {
     if (previous === null || !CHAINING) return null;
     const [input] = await this.digestInputs(commit.workspaceId, [{ ...commit, chainHash: null }]);
     const chainHash = nextChainHash(previous, commitDigest(input as CommitDigestInput));
-    await this.db.execute(sql`
-      with head as (
-        update ${workspaceHeads} set chain_hash = ${chainHash}
-         where workspace_id = ${commit.workspaceId} and sequence = ${commit.sequence}
-      )
-      update ${commits} set chain_hash = ${chainHash}
-       where workspace_id = ${commit.workspaceId} and sequence = ${commit.sequence}`);
+    await this.db
+      .update(commits)
+      .set({ chainHash })
+      .where(and(eq(commits.workspaceId, commit.workspaceId), eq(commits.sequence, commit.sequence)));
     return chainHash;
   }
 
-  /** The chain hash of one commit (null when it is absent or not chained). */
-  async chainHashAt(workspaceId: string, sequence: number): Promise<string | null> {
-    if (sequence === 0) return GENESIS_CHAIN_HASH;
-    return (await this.commit(workspaceId, sequence))?.chainHash ?? null;
+  /**
+   * Revisions' record intervals in (memory, generation) order, after `after` (exclusive; null:
+   * from the first), at most `limit`: pages along the `revisions_generation` index.
+   */
+  async recordIntervals(
+    workspaceId: string,
+    after: { memoryId: string; generation: number } | null,
+    limit: number,
+  ): Promise<RecordInterval[]> {
+    return this.db
+      .select({
+        id: revisions.id,
+        memoryId: revisions.memoryId,
+        generation: revisions.generation,
+        recordedAt: revisions.recordedAt,
+        recordedUntil: revisions.recordedUntil,
+        commitSequence: revisions.commitSequence,
+      })
+      .from(revisions)
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          after
+            ? sql`(${revisions.memoryId}, ${revisions.generation}) > (${after.memoryId}, ${after.generation})`
+            : undefined,
+        ),
+      )
+      .orderBy(asc(revisions.memoryId), asc(revisions.generation))
+      .limit(limit);
   }
 
   /**
@@ -209,14 +254,17 @@ export class ChainStorage {
     return row ? { namespaceId: row.namespace_id, sequence: Number(row.sequence) } : null;
   }
 
-  /** Workspaces whose head is not chained yet (ledgers written before the chain existed). */
+  /** Workspaces whose last commit is not chained yet (ledgers written before the chain existed). */
   async unchainedWorkspaces(): Promise<{ workspaceId: string; sequence: number }[]> {
-    const rows = await this.db
+    return this.db
       .select({ workspaceId: workspaceHeads.workspaceId, sequence: workspaceHeads.sequence })
       .from(workspaceHeads)
-      .where(isNull(workspaceHeads.chainHash))
+      .innerJoin(
+        commits,
+        and(eq(commits.workspaceId, workspaceHeads.workspaceId), eq(commits.sequence, workspaceHeads.sequence)),
+      )
+      .where(isNull(commits.chainHash))
       .orderBy(asc(workspaceHeads.workspaceId));
-    return rows;
   }
 
   /** Store chain hashes computed by the migration (one statement for the batch). */
@@ -231,16 +279,6 @@ export class ChainStorage {
 
   /** Lock the head (inside a transaction) and read it: the migration's last step races no writer. */
   async lockHead(workspaceId: string): Promise<ChainHead | null> {
-    const result = await this.db.execute(
-      sql`select sequence, recorded_at, chain_hash from ${workspaceHeads} where workspace_id = ${workspaceId} for update`,
-    );
-    const row = rowsOf<{ sequence: string | number; recorded_at: number; chain_hash: string | null }>(result)[0];
-    return row
-      ? { sequence: Number(row.sequence), recordedAt: Number(row.recorded_at), chainHash: row.chain_hash }
-      : null;
-  }
-
-  async setHeadChainHash(workspaceId: string, chainHash: string): Promise<void> {
-    await this.db.update(workspaceHeads).set({ chainHash }).where(eq(workspaceHeads.workspaceId, workspaceId));
+    return this.readHead(workspaceId, true);
   }
 }

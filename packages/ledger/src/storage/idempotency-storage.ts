@@ -1,7 +1,7 @@
-import { and, arrayOverlaps, eq, sql } from 'drizzle-orm';
+import { and, arrayOverlaps, eq, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
-import { directoryIdempotencyRecords, idempotencyRecords, namespaces } from '../schema';
+import { directoryIdempotencyRecords, idempotencyKeyDirectory, idempotencyRecords, namespaces } from '../schema';
 import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRow,
@@ -17,11 +17,58 @@ import {
 
 export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
 
-/** A directory record (`d`) shaped as an `IdempotencyRecord` (no workspace, shows no ledger ids). */
-const directoryRecordJson = sql`json_build_object('workspaceId', '', 'principal', d.principal, 'key', d.key, 'operation', d.operation, 'fingerprint', d.fingerprint, 'status', d.status, 'body', d.body, 'subjectIds', '{}'::text[], 'createdAt', d.created_at)`;
+/**
+ * Where a principal's idempotency keys live (decisions §8 scopes a key to the principal):
+ * - `workspace`: a credential bound to one workspace uses its keys there only;
+ * - `principal`: a person or OAuth client uses a key once in all its workspaces, so each key it
+ *   uses in a workspace is also entered in `idempotency_key_directory` (a reference table).
+ * Either way a lookup reads one workspace's records and, at most, reference tables.
+ */
+export type KeyScope = 'workspace' | 'principal';
 
 /** Directory writes (workspaces.create) have no workspace: their records are `workspaceId` ''. */
 const DIRECTORY_SCOPE = '';
+
+/** A directory record (`d`) shaped as an `IdempotencyRecord` (no workspace, shows no ledger ids). */
+const directoryRecordJson = sql`json_build_object('workspaceId', '', 'principal', d.principal, 'key', d.key, 'operation', d.operation, 'fingerprint', d.fingerprint, 'status', d.status, 'body', d.body, 'subjectIds', '{}'::text[], 'createdAt', d.created_at)`;
+
+/**
+ * A key directory entry (`k`) shaped as an `IdempotencyRecord`: the key was used in another
+ * workspace, whose id is in the fingerprint, so it conflicts with any request here (its answer
+ * is not read: it lives in that workspace's rows).
+ */
+const usedElsewhereJson = sql`json_build_object('workspaceId', k.workspace_id, 'principal', k.principal, 'key', k.key, 'operation', '', 'fingerprint', k.fingerprint, 'status', 409, 'body', '', 'subjectIds', '{}'::text[], 'createdAt', k.created_at)`;
+
+/**
+ * The record under (principal, key) for a request in `workspaceId` ('' outside any workspace),
+ * as a JSON expression: the workspace's own record, else (for a principal-scoped key) where the
+ * key was used elsewhere, else the record of a write outside any workspace. Every lookup names
+ * the workspace or reads a reference table: none spreads over a cluster's shards.
+ */
+function recordLookup(principal: string, key: string, workspaceId: string, scope: KeyScope): SQL {
+  const own = sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.workspace_id = ${workspaceId} and i.principal = ${principal} and i.key = ${key})`;
+  const directoryWrite = sql`(select ${directoryRecordJson} from directory_idempotency_records d where d.principal = ${principal} and d.key = ${key})`;
+  if (scope === 'workspace') return workspaceId === DIRECTORY_SCOPE ? directoryWrite : own;
+  const elsewhere = sql`(select ${usedElsewhereJson} from idempotency_key_directory k where k.principal = ${principal} and k.key = ${key} and k.workspace_id <> ${workspaceId})`;
+  return workspaceId === DIRECTORY_SCOPE
+    ? sql`coalesce(${directoryWrite}, ${elsewhere})`
+    : sql`coalesce(${own}, ${elsewhere}, ${directoryWrite})`;
+}
+
+function decodeRecord(found: unknown): IdempotencyRecord | null {
+  return found ? decodeJsonRow<IdempotencyRecord>(idempotencyRecords, found as Record<string, unknown>) : null;
+}
+
+/** The key directory's entry for a principal-scoped record. */
+export function keyDirectoryRow(record: IdempotencyRecord): typeof idempotencyKeyDirectory.$inferInsert {
+  return {
+    principal: record.principal,
+    key: record.key,
+    workspaceId: record.workspaceId,
+    fingerprint: record.fingerprint,
+    createdAt: record.createdAt,
+  };
+}
 
 export class IdempotencyStorage {
   constructor(private readonly db: Database) {}
@@ -60,8 +107,8 @@ export class IdempotencyStorage {
   /**
    * After `lock`: the record under this principal and key, with the caller's standing in a
    * workspace and the namespaces a write names, in one statement (its snapshot is taken after
-   * the lock was granted, so it sees the record of whoever held the lock before). A principal
-   * bound to this workspace (a credential) has its records here only.
+   * the lock was granted, so it sees the record of whoever held the lock before). The record is
+   * looked up as `recordLookup` says.
    */
   async findWithStanding(
     principal: string,
@@ -69,66 +116,49 @@ export class IdempotencyStorage {
     workspaceId: string,
     query: StandingQuery,
     namespaceIds: readonly string[],
-    principalBoundToWorkspace = false,
+    scope: KeyScope,
   ): Promise<{ record: IdempotencyRecord | null; standing: Standing; namespaces: NamespaceRow[] }> {
     const document = await selectShapedDocument(
       this.db,
-      principalBoundToWorkspace ? 'idempotency.findWithStanding.bound' : 'idempotency.findWithStanding',
+      `idempotency.findWithStanding.${scope}`,
       { principal, key, workspaceId, query, namespaceIds },
       ({ principal, key, workspaceId, query, namespaceIds }) => {
         const named = namedNamespaces(workspaceId, namespaceIds);
-        const record = principalBoundToWorkspace
-          ? sql`(select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.workspace_id = ${workspaceId} and i.principal = ${principal} and i.key = ${key})`
-          : sql`coalesce((select ${jsonRow(idempotencyRecords, 'i')} from idempotency_records i where i.principal = ${principal} and i.key = ${key} limit 1), (select ${directoryRecordJson} from directory_idempotency_records d where d.principal = ${principal} and d.key = ${key}))`;
+        const record = recordLookup(principal, key, workspaceId, scope);
         return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}, 'record', ${record}`;
       },
     );
-    const found = document.record as Record<string, unknown> | null;
     return {
-      record: found ? decodeJsonRow<IdempotencyRecord>(idempotencyRecords, found) : null,
+      record: decodeRecord(document.record),
       standing: decodeStanding(document),
       namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
     };
   }
 
-  /**
-   * The record under this principal and key, in whichever workspace (or the directory) it was
-   * used. A principal bound to one workspace (a credential) uses its keys there only, so its
-   * records are looked up in that workspace alone.
-   */
-  async find(
-    principal: string,
-    key: string,
-    boundWorkspaceId: string | null = null,
-  ): Promise<IdempotencyRecord | null> {
-    const rows = await this.db
-      .select()
-      .from(idempotencyRecords)
-      .where(
-        and(
-          boundWorkspaceId === null ? undefined : eq(idempotencyRecords.workspaceId, boundWorkspaceId),
-          eq(idempotencyRecords.principal, principal),
-          eq(idempotencyRecords.key, key),
-        ),
-      )
-      .limit(1);
-    if (rows[0] || boundWorkspaceId !== null) return rows[0] ?? null;
-    const directory = await this.db
-      .select()
-      .from(directoryIdempotencyRecords)
-      .where(and(eq(directoryIdempotencyRecords.principal, principal), eq(directoryIdempotencyRecords.key, key)));
-    const found = directory[0];
-    return found ? { ...found, workspaceId: DIRECTORY_SCOPE, subjectIds: [] } : null;
+  /** After `lock`: the record under this principal and key, as `recordLookup` says. */
+  async find(principal: string, key: string, workspaceId: string, scope: KeyScope): Promise<IdempotencyRecord | null> {
+    const result = await this.db.execute(sql`select ${recordLookup(principal, key, workspaceId, scope)} as record`);
+    return decodeRecord(rowsOf<{ record: unknown }>(result)[0]?.record ?? null);
   }
 
-  /** A workspace's record joins its rows; a directory write's goes to the (reference) directory table. */
-  async insert(record: IdempotencyRecord): Promise<void> {
-    if (record.workspaceId !== DIRECTORY_SCOPE) {
+  /**
+   * A workspace's record joins its rows (and, for a principal in every workspace, the key
+   * directory); a write outside any workspace (workspaces.create) keeps its record in the
+   * (reference) directory table. One statement either way.
+   */
+  async insert(record: IdempotencyRecord, scope: KeyScope): Promise<void> {
+    if (record.workspaceId === DIRECTORY_SCOPE) {
+      const { workspaceId: _scope, subjectIds: _shown, ...rest } = record;
+      await this.db.insert(directoryIdempotencyRecords).values(rest);
+      return;
+    }
+    if (scope === 'workspace') {
       await this.db.insert(idempotencyRecords).values(record);
       return;
     }
-    const { workspaceId: _scope, subjectIds: _shown, ...rest } = record;
-    await this.db.insert(directoryIdempotencyRecords).values(rest);
+    await this.db.execute(
+      sql`with key_directory as ${this.db.insert(idempotencyKeyDirectory).values(keyDirectoryRow(record))}, record as ${this.db.insert(idempotencyRecords).values(record)} select 1`,
+    );
   }
 
   /**

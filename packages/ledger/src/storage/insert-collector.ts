@@ -2,9 +2,9 @@ import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
 import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import { CHAINING, commitDigest, digestInputOf, emptySources, nextChainHash } from '../chain';
 import { compiledStatementRunner, type Database } from '../database';
-import { commits, idempotencyRecords, memories, revisions, workspaceHeads } from '../schema';
+import { commits, idempotencyKeyDirectory, idempotencyRecords, memories, revisions } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
-import type { IdempotencyRecord } from './idempotency-storage';
+import { type IdempotencyRecord, type KeyScope, keyDirectoryRow } from './idempotency-storage';
 import { type MemoryRow, MemoryStorage, type RevisionRow } from './memory-storage';
 
 /**
@@ -14,8 +14,6 @@ import { type MemoryRow, MemoryStorage, type RevisionRow } from './memory-storag
  */
 export class InsertCollector {
   private readonly rows = new Map<PgTable, object[]>();
-  /** The head's new chain hash, set by `chain` and written by `flush` with the rows. */
-  private headChain: { workspaceId: string; chainHash: string } | null = null;
 
   add(table: PgTable, row: object): void {
     const list = this.rows.get(table);
@@ -27,8 +25,10 @@ export class InsertCollector {
     this.add(commits, row);
   }
 
-  idempotencyRecord(record: IdempotencyRecord): void {
+  /** A grouped write's record (always in a workspace), with its key directory entry if principal-scoped. */
+  idempotencyRecord(record: IdempotencyRecord, scope: KeyScope): void {
     this.add(idempotencyRecords, record);
+    if (scope === 'principal') this.add(idempotencyKeyDirectory, keyDirectoryRow(record));
   }
 
   get empty(): boolean {
@@ -36,12 +36,12 @@ export class InsertCollector {
   }
 
   /**
-   * Chain the collected commits in sequence order from `previous` (the head's chain hash when the
-   * batch allocated; null: the workspace is not chained yet and `svc migrate` chains it). Their
-   * digests come from the collected rows, so chaining costs no statement: the commits carry their
-   * chain hashes and the head's new one joins the flush.
+   * Chain the collected commits in sequence order from `previous` (the chain hash of the commit
+   * before, read when the batch allocated; null: the workspace is not chained yet and `svc migrate`
+   * chains it). Their digests come from the collected rows, so chaining costs no statement: the
+   * commit rows carry their chain hashes into the flush, and the last is the chain's new head.
    */
-  chain(workspaceId: string, previous: string | null): void {
+  chain(previous: string | null): void {
     const collected = (this.rows.get(commits) ?? []) as (typeof commits.$inferInsert)[];
     if (previous === null || collected.length === 0 || !CHAINING) return;
     const sources = emptySources();
@@ -57,7 +57,6 @@ export class InsertCollector {
       hash = nextChainHash(hash, commitDigest(input));
       row.chainHash = hash;
     }
-    this.headChain = { workspaceId, chainHash: hash };
   }
 
   /**
@@ -67,17 +66,15 @@ export class InsertCollector {
    */
   async flush(db: Database, notifyWorkspaceId: string | null): Promise<void> {
     const batch = [...this.rows];
-    const headChain = this.headChain;
     this.rows.clear();
-    this.headChain = null;
-    const build = () => flushStatement(db, batch, headChain, notifyWorkspaceId);
+    const build = () => flushStatement(db, batch, notifyWorkspaceId);
     const run = compiledStatementRunner(db);
     if (!run) {
       await db.execute(build());
       return;
     }
-    const key = flushShapeKey(batch, headChain !== null, notifyWorkspaceId !== null);
-    const params = flushParameters(batch, headChain, notifyWorkspaceId);
+    const key = flushShapeKey(batch, notifyWorkspaceId !== null);
+    const params = flushParameters(batch, notifyWorkspaceId);
     let text = flushTexts.get(key);
     if (text === undefined) {
       // Once per shape: the text is Drizzle's, and the parameters computed here must be exactly
@@ -91,25 +88,13 @@ export class InsertCollector {
   }
 }
 
-type HeadChain = { workspaceId: string; chainHash: string } | null;
-
-/** The head takes the batch's last chain hash (its sequence was set when the batch allocated). */
-const headChainUpdate = (head: NonNullable<HeadChain>) =>
-  sql`update ${workspaceHeads} set chain_hash = ${head.chainHash} where workspace_id = ${head.workspaceId}`;
-
-function flushStatement(
-  db: Database,
-  batch: [PgTable, object[]][],
-  headChain: HeadChain,
-  notifyWorkspaceId: string | null,
-): SQL {
+function flushStatement(db: Database, batch: [PgTable, object[]][], notifyWorkspaceId: string | null): SQL {
   const final = notifyWorkspaceId === null ? sql`select 1` : notification(notifyWorkspaceId);
   const parts = batch.map(([table, rows], i) => {
     const name = sql.identifier(`inserted_${i}`);
     // Drizzle puts an embedded query in parentheses itself.
     return sql`${name} as ${db.insert(table).values(rows as never)}`;
   });
-  if (headChain !== null) parts.push(sql`head_chain as (${headChainUpdate(headChain)})`);
   return parts.length > 0 ? sql`with ${sql.join(parts, sql`, `)} ${final}` : final;
 }
 
@@ -145,8 +130,8 @@ function columnsOf(table: PgTable): [string, PgColumn][] {
   return columns;
 }
 
-function flushShapeKey(batch: [PgTable, object[]][], chains: boolean, notifies: boolean): string {
-  const parts: string[] = [notifies ? 'notify' : 'quiet', chains ? 'chain' : 'unchained'];
+function flushShapeKey(batch: [PgTable, object[]][], notifies: boolean): string {
+  const parts: string[] = [notifies ? 'notify' : 'quiet'];
   for (const [table, rows] of batch) {
     const columns = columnsOf(table);
     const masks = rows.map((row) => {
@@ -159,11 +144,7 @@ function flushShapeKey(batch: [PgTable, object[]][], chains: boolean, notifies: 
   return parts.join('|');
 }
 
-function flushParameters(
-  batch: [PgTable, object[]][],
-  headChain: HeadChain,
-  notifyWorkspaceId: string | null,
-): unknown[] {
+function flushParameters(batch: [PgTable, object[]][], notifyWorkspaceId: string | null): unknown[] {
   const params: unknown[] = [];
   for (const [table, rows] of batch) {
     const columns = columnsOf(table);
@@ -175,7 +156,6 @@ function flushParameters(
       }
     }
   }
-  if (headChain !== null) params.push(...dialect.sqlToQuery(headChainUpdate(headChain)).params);
   if (notifyWorkspaceId !== null) params.push(...dialect.sqlToQuery(notification(notifyWorkspaceId)).params);
   return params;
 }
