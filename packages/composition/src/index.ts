@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEV_ISSUER, DEV_SUBJECT, DevIssuer, type IssuerConfig, TokenVerifier } from '@tms/auth';
+import { OPERATION_LIMITS } from '@tms/catalog';
 import {
   DEFAULT_RATE_LIMIT_REDIS_PREFIX,
   DEFAULT_RATE_LIMITS,
@@ -406,6 +407,9 @@ export async function composeDomain(
     holder: options.holder,
     maxConnections: config.DATABASE_POOL_SIZE,
     pointReadConnections: config.DATABASE_POINT_READ_CONNECTIONS,
+    // A request's transaction never waits on its client longer than the request may last: one
+    // that does is stuck (a driver that lost a statement's answer), and would hold its locks.
+    idleInTransactionTimeoutMs: OPERATION_LIMITS.timeoutMs,
   });
   try {
     // The embedded ledger admits one process at a time (a lock taken at open), so it migrates itself at start;

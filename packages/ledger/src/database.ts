@@ -41,6 +41,13 @@ export interface OpenOptions {
   pointReadConnections?: number | undefined;
   /** Server-side statement timeout, matching the operation timeout. */
   statementTimeoutMs?: number | undefined;
+  /**
+   * Postgres only: the server ends a session whose transaction waits this long for its client's
+   * next statement (`idle_in_transaction_session_timeout`; absent: never). The client then sees
+   * its connection close, and the transaction fails `unavailable` instead of holding its locks
+   * (a workspace's head among them) for as long as the process lives.
+   */
+  idleInTransactionTimeoutMs?: number | undefined;
   /** Who opens an embedded folder (`gateway`, `svc admin`, ...): named to anyone it refuses. */
   holder?: string | undefined;
 }
@@ -208,6 +215,9 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
         onnotice: () => {},
         connection: {
           statement_timeout: options.statementTimeoutMs ?? 10000,
+          ...(options.idleInTransactionTimeoutMs
+            ? { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }
+            : {}),
           ...(applicationName ? { application_name: applicationName } : {}),
         },
         connect_timeout: 5,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // error the test runner swallows.
 const FIXTURE = path.join(import.meta.dirname, 'fixtures/terminated-backend.mjs');
 const TYPES_FIXTURE = path.join(import.meta.dirname, 'fixtures/types-query-cancelled.mjs');
+const BUFFERED_WRITE_FIXTURE = path.join(import.meta.dirname, 'fixtures/write-buffered-at-close.mjs');
 
 interface Run {
   code: number | null;
@@ -74,5 +75,23 @@ describe('postgres.js when a backend is terminated under its connection', () => 
     // The caller's query meets the same 1 ms timeout, or (on a fast enough server) succeeds.
     expect([JSON.stringify({ code: '57014' }), JSON.stringify({ one: 1 })]).toContain(answer);
     expect(alive).toBe('alive');
+  });
+
+  it("sends the next session's writes after a socket closed with a write buffered", async () => {
+    const run = await runFixture(database.url, BUFFERED_WRITE_FIXTURE);
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null });
+    const rounds = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { round: number; onClose: string[]; after: string[] });
+    expect(rounds).toHaveLength(5);
+    // The scenario happened: the query sent from the first close was buffered on the second
+    // connection when its socket closed (it fails with it; unpatched, CONNECT_TIMEOUT follows).
+    expect(rounds.some((round) => round.onClose.includes('CONNECTION_CLOSED'))).toBe(true);
+    for (const round of rounds) {
+      expect(round.onClose, `round ${round.round}`).toEqual([expect.stringMatching(/^(answered|CONNECTION_CLOSED)$/)]);
+      // Unpatched, the connection that closed with the write buffered never sends its startup.
+      expect(round.after, `round ${round.round}`).toEqual(['answered', 'answered', 'answered', 'answered']);
+    }
   });
 });

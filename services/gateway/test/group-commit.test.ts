@@ -1,3 +1,4 @@
+import { OPERATION_LIMITS } from '@tms/catalog';
 import { GroupCommitter } from '@tms/domain';
 import { newId } from '@tms/ledger';
 import { type ApiClient, type CallResult, freshKey } from '@tms/testkit';
@@ -115,6 +116,14 @@ describe('group commit per workspace (postgres)', () => {
     const rows = await query<{ n: number }>(sql`select count(*)::int as n from idempotency_records where key = ${key}`);
     return rows[0]?.n ?? 0;
   }
+
+  it("the gateway's sessions end a transaction left idle as long as an operation may last", async () => {
+    // A batch whose driver lost a statement's answer would otherwise hold the head lock forever.
+    const [setting] = await query<{ value: string }>(
+      sql`select current_setting('idle_in_transaction_session_timeout') as value`,
+    );
+    expect(setting?.value).toBe(`${OPERATION_LIMITS.timeoutMs / 1000}s`);
+  });
 
   it('200 concurrent creates into one workspace take 200 distinct, gap-free sequences in commit order, in few transactions', async () => {
     const { ws, api, namespaceId } = await workspaceWithNamespace();
