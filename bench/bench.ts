@@ -713,7 +713,13 @@ async function main() {
     cleanups.push(() => checkpointer.close());
     const checkpoint = checkpointer.handle.db;
 
-    const results: { workload: Workload; subject: Summary; reference: Summary }[] = [];
+    const results: {
+      workload: Workload;
+      subject: Summary;
+      reference: Summary;
+      subjectRounds: RoundResult[];
+      referenceRounds: RoundResult[];
+    }[] = [];
     for (const w of workloads(gateway, baseline, gwFixture, baseFixture, chain)) {
       const rounds = w.sideBySide ? PAIR_ROUNDS : ROUNDS;
       // Side by side, the two share the load of one: the machine runs as many requests at once.
@@ -768,7 +774,13 @@ async function main() {
           }
         }
       }
-      results.push({ workload: w, subject: summarize(subjectRounds), reference: summarize(referenceRounds) });
+      results.push({
+        workload: w,
+        subject: summarize(subjectRounds),
+        reference: summarize(referenceRounds),
+        subjectRounds,
+        referenceRounds,
+      });
     }
 
     const gatewayPeakKb = procStatusKb(gateway.pid, 'VmHWM');
@@ -804,6 +816,29 @@ async function main() {
         `${(cpuMs(subject) / cpuMs(reference)).toFixed(3)}x`,
       ]),
     );
+    // Side by side, both sides meet the same moment of the machine in a round, so each round gives
+    // one ratio; their median is what a round disturbed on one side only cannot move.
+    const median = (values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const middle = Math.floor(sorted.length / 2);
+      return sorted.length % 2
+        ? (sorted[middle] as number)
+        : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+    };
+    const pairRounds = results
+      .filter(({ workload }) => workload.sideBySide)
+      .map(({ workload, subjectRounds, referenceRounds }) => {
+        const rps = subjectRounds.map((s, i) => {
+          const r = referenceRounds[i] as RoundResult;
+          return s.requests / s.seconds / (r.requests / r.seconds);
+        });
+        const cpu = subjectRounds.map((s, i) => {
+          const r = referenceRounds[i] as RoundResult;
+          return (s.serverCpu + s.postgresCpu) / s.requests / ((r.serverCpu + r.postgresCpu) / r.requests);
+        });
+        const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
+        return `${workload.name}: rps ratio by round ${list(rps)} (median ${median(rps).toFixed(2)}x); CPU per request ${list(cpu)} (median ${median(cpu).toFixed(3)}x)`;
+      });
     const perOp = (c: WireCounts) => [fmt(c.Q + c.E), fmt(c.Q + c.S + c.H), fmt(c.P)] as [string, string, string];
     const statements = table(
       [
@@ -842,6 +877,7 @@ async function main() {
       '',
       'CPU milliseconds per request over all rounds (user + system, from /proc): the server process, and the Postgres backends of its databases',
       cpuTable,
+      ...(pairRounds.length ? ['', 'side by side, round by round (subject / reference):', ...pairRounds] : []),
       '',
       `per operation, counted on the wire (sequential, ${COUNTED} requests): statements = Q + Execute, round trips = Q + Sync + Flush, parses = Parse messages`,
       statements,
