@@ -18,6 +18,22 @@ interface ProcessTimes {
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
+/** A `/proc/<pid>/stat` line: "pid (name) state ppid ... utime stime ...", the name may hold spaces and parentheses. */
+function parseStat(stat: string): { name: string; parent: number; ticks: number } {
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, close),
+    parent: Number(fields[1]),
+    ticks: Number(fields[11]) + Number(fields[12]),
+  };
+}
+
+/** CPU seconds (user + system) one process has used so far (Linux). */
+export function processCpuSeconds(pid: number): number {
+  return parseStat(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')).ticks / TICKS_PER_SECOND;
+}
+
 function readAll(): ProcessTimes[] {
   const found: ProcessTimes[] = [];
   for (const entry of fs.readdirSync('/proc')) {
@@ -28,15 +44,12 @@ function readAll(): ProcessTimes[] {
     } catch {
       continue; // gone since the listing
     }
-    // "pid (name) state ppid ... utime stime ...": the name may hold spaces and parentheses.
-    const close = stat.lastIndexOf(')');
-    const fields = stat.slice(close + 2).split(' ');
-    const name = stat.slice(stat.indexOf('(') + 1, close);
+    const { name, parent, ticks } = parseStat(stat);
     found.push({
       pid: Number(entry),
-      parent: Number(fields[1]),
+      parent,
       database: name === 'postgres' ? backendDatabase(entry) : null,
-      ticks: Number(fields[11]) + Number(fields[12]),
+      ticks,
     });
   }
   return found;

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { BuiltinEmbedder } from '@tms/search';
+import { processCpuSeconds } from './cpu';
 
 const BATCH_TEXTS = Number(process.argv[2] ?? 256);
 const NICENESS = Number(process.argv[3] ?? 10);
@@ -44,15 +45,10 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 }
 
 /**
- * CPU time a process has used (user + system), in ms, from /proc/<pid>/stat (clock ticks of
- * 10 ms, Linux's USER_HZ). Unlike wall time, it does not count the time a busy machine made the
- * niced child wait: it is the model's own cost.
+ * CPU time a process has used (user + system), in ms. Unlike wall time, it does not count the
+ * time a busy machine made the niced child wait: it is the model's own cost.
  */
-function cpuMsOf(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+const cpuMsOf = (pid: number) => processCpuSeconds(pid) * 1000;
 
 const mib = (n: number) => `${n.toFixed(0)} MiB`;
 

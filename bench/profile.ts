@@ -22,6 +22,7 @@ import autocannon from 'autocannon';
 import { SERVER_NODE_FLAGS } from '../scripts/build';
 import { buildAll } from './build';
 import { textFor } from './corpus';
+import { processCpuSeconds } from './cpu';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 32);
@@ -84,12 +85,6 @@ function procStatusMib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   } catch {
     return 0;
   }
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function main() {
@@ -231,14 +226,14 @@ async function main() {
       const next = requests[name];
       if (!next) throw new Error(`unknown workload ${name}`);
       await autocannon({ url, connections: CONNECTIONS, duration: 1, requests: [{ setupRequest: () => next() }] });
-      const cpuBefore = cpuSeconds(child.pid as number);
+      const cpuBefore = processCpuSeconds(child.pid as number);
       const r = await autocannon({
         url,
         connections: CONNECTIONS,
         duration: SECONDS,
         requests: [{ setupRequest: () => next() }],
       });
-      const cpuMsPerRequest = ((cpuSeconds(child.pid as number) - cpuBefore) * 1000) / r.requests.total;
+      const cpuMsPerRequest = ((processCpuSeconds(child.pid as number) - cpuBefore) * 1000) / r.requests.total;
       process.stdout.write(
         `${name}: ${(r.requests.total / r.duration).toFixed(0)} rps, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, gateway CPU ${(cpuMsPerRequest * 1000).toFixed(1)} µs/request, failed ${r.non2xx + r.errors + r.timeouts}, RSS ${procStatusMib(pid, 'VmRSS')} MiB, peak ${procStatusMib(pid, 'VmHWM')} MiB (${JSON.stringify(extraEnv)})\n`,
       );

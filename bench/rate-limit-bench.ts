@@ -22,6 +22,7 @@ import { createTestDatabase, TestIssuer } from '@tms/testkit';
 import autocannon from 'autocannon';
 import { SERVER_NODE_FLAGS } from '../scripts/build';
 import { buildAll } from './build';
+import { processCpuSeconds } from './cpu';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -89,16 +90,6 @@ async function redisCommandCalls(): Promise<Map<string, number>> {
   const calls = new Map<string, number>();
   for (const match of stdout.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) calls.set(match[1] as string, Number(match[2]));
   return calls;
-}
-
-/**
- * CPU seconds (user + system) a process has used so far (/proc/<pid>/stat, clock ticks of 10 ms).
- * Per request it is steadier than throughput on a machine shared with other work.
- */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) ".
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Redis's own time per call of each command (INFO commandstats usec_per_call), in µs. */
@@ -202,7 +193,7 @@ async function main() {
     const load = async (gateway: Gateway, seconds: number): Promise<Round> => {
       let next = 0;
       const servedBefore = await readsServed(gateway);
-      const cpuBefore = cpuSeconds(gateway.pid);
+      const cpuBefore = processCpuSeconds(gateway.pid);
       const result = await autocannon({
         url: gateway.url,
         connections: CONNECTIONS,
@@ -219,7 +210,8 @@ async function main() {
       });
       // Requests still in flight when the time is up are answered just after.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const cpuMs = ((cpuSeconds(gateway.pid) - cpuBefore) * 1000) / ((await readsServed(gateway)) - servedBefore);
+      const cpuMs =
+        ((processCpuSeconds(gateway.pid) - cpuBefore) * 1000) / ((await readsServed(gateway)) - servedBefore);
       return {
         rps: result.requests.total / result.duration,
         cpuMs,

@@ -23,15 +23,26 @@ function foldersBefore(tag: string): string {
   return dir;
 }
 
+/** `fn` on a fresh embedded ledger migrated up to the folder `before` (it seeds rows, migrates the rest and checks). */
+async function onLedgerBefore(
+  before: string,
+  fn: (ledger: Ledger, db: Ledger['handle']['db']) => Promise<void>,
+): Promise<void> {
+  const ledger = await Ledger.open({});
+  try {
+    await migrateInLayout(ledger.handle.db, before, 'plain');
+    await fn(ledger, ledger.handle.db);
+  } finally {
+    await ledger.close();
+  }
+}
+
 describe('migration 0003_directories', () => {
   const before = foldersBefore('0003_directories');
   afterAll(() => fs.rmSync(before, { recursive: true, force: true }));
 
   it('copies existing credentials, memberships and workspaces.create answers into the directories', async () => {
-    const ledger = await Ledger.open({});
-    try {
-      await migrateInLayout(ledger.handle.db, before, 'plain');
-      const db = ledger.handle.db;
+    await onLedgerBefore(before, async (ledger, db) => {
       await db.execute(sql`insert into credentials (workspace_id, id, kind, name, actor_id, secret_sha256, capabilities, created_at, created_by)
         values ('ws_a', 'cred_old', 'service_key', 'old'::bytea, 'act_1', 'ff', '{read}', 1, 'act_0')`);
       await db.execute(
@@ -50,9 +61,7 @@ describe('migration 0003_directories', () => {
       expect(directoryRecord).toMatchObject({ workspaceId: '', operation: 'workspaces.create', fingerprint: 'fp' });
       const left = rowsOf<{ key: string }>(await db.execute(sql`select key from idempotency_records order by key`));
       expect(left).toEqual([{ key: 'k2' }]);
-    } finally {
-      await ledger.close();
-    }
+    });
   });
 });
 
@@ -61,10 +70,7 @@ describe('migration 0005_idempotency_key_directory', () => {
   afterAll(() => fs.rmSync(before, { recursive: true, force: true }));
 
   it('enters every key used before where it was first used, so it conflicts in other workspaces', async () => {
-    const ledger = await Ledger.open({});
-    try {
-      await migrateInLayout(ledger.handle.db, before, 'plain');
-      const db = ledger.handle.db;
+    await onLedgerBefore(before, async (ledger, db) => {
       await db.execute(sql`insert into idempotency_records (workspace_id, principal, key, operation, fingerprint, status, body, created_at)
         values ('ws_a', 'user:1', 'k1', 'memories.create', 'fp-a', 200, '{"a":1}', 1),
                ('ws_b', 'user:2', 'k1', 'memories.create', 'fp-b', 200, '{"b":1}', 2)`);
@@ -89,8 +95,6 @@ describe('migration 0005_idempotency_key_directory', () => {
       expect(await idempotency.find('user:1', 'k1', '', 'principal')).toMatchObject({ workspaceId: 'ws_a' });
       // A credential bound to ws_b keeps its keys there: user:1's key is not its concern.
       expect(await idempotency.find('user:1', 'k1', 'ws_b', 'workspace')).toBeNull();
-    } finally {
-      await ledger.close();
-    }
+    });
   });
 });
