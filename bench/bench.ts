@@ -756,6 +756,10 @@ async function main() {
           report(w.subject, round, s as RoundResult);
           report(w.reference, round, r as RoundResult);
         }
+        // Idle, their pools would still hold Postgres connections that the later workloads need
+        // (the bare server's recall met "too many clients" at max_connections 100); the next
+        // round of a pair starts them again.
+        await Promise.all([w.subject, w.reference].map((side) => side.server.stop()));
       } else {
         for (const side of [w.subject, w.reference]) await warmUp(side);
         for (let round = 0; round < rounds; round += 1) {
