@@ -7,7 +7,7 @@
  * measurement, not a test). See docs/performance.md.
  *
  * Environment: BENCH_SECONDS (per round, default 5), BENCH_CONNECTIONS (default 32),
- * BENCH_ROUNDS (per side, default 2; three times that for the chained-vs-unchained pair, whose sides run at once), BENCH_RECALL_MEMORIES (default 100000),
+ * BENCH_ROUNDS (per side, default 2; five times that for the chained-vs-unchained pair, whose sides run at once), BENCH_RECALL_MEMORIES (default 100000),
  * BENCH_QUICK=1 (1 s rounds, 300 recall memories: a smoke run), BENCH_DATABASE_LAYOUT
  * (`plain` default, or `partitioned`: the gateway's database as `DATABASE_LAYOUT=partitioned svc
  * migrate` lays it out, docs/scale-out.md), BENCH_WORKLOADS (run only the workloads whose name
@@ -52,7 +52,7 @@ const COUNTED = QUICK ? 5 : 100;
 const WARM_UP_SECONDS = QUICK ? 0.25 : SECONDS;
 const WORKSPACES = 8;
 /** Rounds of the chained-vs-unchained pair, whose sides run at once (Workload.sideBySide). */
-const PAIR_ROUNDS = 3 * ROUNDS;
+const PAIR_ROUNDS = 5 * ROUNDS;
 const PAIR_SAME_BUILD = process.env.BENCH_PAIR_SAME_BUILD === '1';
 const ONLY = (process.env.BENCH_WORKLOADS ?? '').split(',').filter(Boolean);
 const selected = (name: string) => ONLY.length === 0 || ONLY.some((word) => name.includes(word));
@@ -68,8 +68,6 @@ interface Server {
   url: string;
   child: ChildProcess;
   pid: number;
-  /** The Postgres databases it connects to (its CPU there is its own, bench/cpu.ts). */
-  databases: string[];
   stop(): Promise<void>;
   /** Stop the process and start a new one in its place (same bundle, settings and database). */
   restart(): Promise<void>;
@@ -117,15 +115,11 @@ async function startServer(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const databases = Object.entries(env)
-    .filter(([key]) => key.endsWith('DATABASE_URL'))
-    .map(([, value]) => decodeURIComponent(new URL(value).pathname.slice(1)));
   const server: Server = {
     name,
     url,
     child,
     pid: child.pid as number,
-    databases,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -225,14 +219,14 @@ async function loadRound(side: Side, connections = CONNECTIONS): Promise<RoundRe
     peakRssKb = Math.max(peakRssKb, procStatusKb(side.server.pid, 'VmRSS'));
   }, 100);
   try {
-    const cpuBefore = sampleCpu(side.server.pid, side.server.databases);
+    const cpuBefore = sampleCpu(side.server.pid);
     const result = await autocannon({
       url: side.server.url,
       connections,
       duration: SECONDS,
       requests: [{ setupRequest: () => side.next() }],
     });
-    const cpu = cpuBetween(cpuBefore, sampleCpu(side.server.pid, side.server.databases));
+    const cpu = cpuBetween(cpuBefore, sampleCpu(side.server.pid));
     return {
       requests: result.requests.total,
       seconds: result.duration,
@@ -314,20 +308,20 @@ const rotate = <T>(items: readonly T[]) => {
   return () => items[i++ % items.length] as T;
 };
 
-/** A gateway on a database of its own, and the workspaces seeded there. */
-interface GatewayOnOwnDatabase {
+/** A gateway and the workspaces it seeded (its own: no other gateway writes there). */
+interface GatewayWithWorkspaces {
   server: Server;
   fixture: Fixture;
 }
 
 /**
- * The gateway as built and the same gateway built without commit chaining, each on a fresh
- * database seeded alike, so that the pair differs in chaining only (not in what earlier
- * workloads wrote).
+ * The gateway as built and the same gateway built without commit chaining, on one fresh
+ * database and in workspaces seeded alike, so that the pair differs in chaining only (not in
+ * what earlier workloads wrote, nor in the database it writes to).
  */
 interface ChainPair {
-  chained: GatewayOnOwnDatabase;
-  unchained: GatewayOnOwnDatabase;
+  chained: GatewayWithWorkspaces;
+  unchained: GatewayWithWorkspaces;
 }
 
 /** The requests of every workload, against a gateway and a baseline seeded alike. */
@@ -578,10 +572,11 @@ async function main() {
     cleanups.push(() => gwDb.drop());
     const baseDb: TestDatabase = await createTestDatabase('tms_bench_base');
     cleanups.push(() => baseDb.drop());
-    const chainedDb: TestDatabase = await createTestDatabase('tms_bench_chained');
-    cleanups.push(() => chainedDb.drop());
-    const unchainedDb: TestDatabase = await createTestDatabase('tms_bench_unchained');
-    cleanups.push(() => unchainedDb.drop());
+    // Both sides of the chained-vs-unchained pair write into one database, each into workspaces
+    // of its own: two databases differ (with one build on both sides, the same side ran 2-5% slower
+    // in run after run), one shared falls on both alike.
+    const pairDb: TestDatabase = await createTestDatabase('tms_bench_pair');
+    cleanups.push(() => pairDb.drop());
     const issuer = await TestIssuer.start();
     cleanups.push(() => issuer.close());
 
@@ -594,14 +589,12 @@ async function main() {
     await search.prepare();
     const subject = 'bench-user';
     await ledger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
-    for (const pairDb of [chainedDb, unchainedDb]) {
-      const pairLedger = await Ledger.open({ databaseUrl: pairDb.url, maxConnections: 1 });
-      try {
-        await pairLedger.migrate({ layout: LAYOUT });
-        await pairLedger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
-      } finally {
-        await pairLedger.close();
-      }
+    const pairLedger = await Ledger.open({ databaseUrl: pairDb.url, maxConnections: 1 });
+    try {
+      await pairLedger.migrate({ layout: LAYOUT });
+      await pairLedger.stores.directory.enroll(issuer.sessionIssuer, subject, Date.now() / 1000);
+    } finally {
+      await pairLedger.close();
     }
     const token = await issuer.sessionToken(subject, { expiresIn: 24 * 3600 });
 
@@ -650,7 +643,7 @@ async function main() {
       return { gateway: g.value, baseline: b.value };
     };
 
-    /** One side of the chain pair: the gateway as built or built without chaining, on its own database. */
+    /** One side of the chain pair: the gateway as built or built without chaining (both on the pair's database). */
     const startPairSide = async (side: 'chained' | 'unchained', suffix: string, databaseUrl: string) => {
       const server = await startServer(
         `gateway-${side}${suffix}`,
@@ -666,8 +659,8 @@ async function main() {
 
     log('starting the gateway, the baseline and the chained and unchained gateways...');
     const { gateway, baseline } = await startPair('', gwDb.url, baseDb.url);
-    const chainedServer = await startPairSide('chained', '', chainedDb.url);
-    const unchainedServer = await startPairSide('unchained', '', unchainedDb.url);
+    const chainedServer = await startPairSide('chained', '', pairDb.url);
+    const unchainedServer = await startPairSide('unchained', '', pairDb.url);
 
     log(`seeding (${RECALL_MEMORIES} recall memories through the gateway)...`);
     const [gwFixture, baseSeed] = await Promise.all([seedGateway(gateway.url, token), seedBaseline(baseline.url)]);
@@ -687,8 +680,8 @@ async function main() {
     const counted = await startPair('-counted', counter.urlFor(gwDb.url), counter.urlFor(baseDb.url));
     const countedGateway = counted.gateway;
     const countedBaseline = counted.baseline;
-    const countedChained = await startPairSide('chained', '-counted', counter.urlFor(chainedDb.url));
-    const countedUnchained = await startPairSide('unchained', '-counted', counter.urlFor(unchainedDb.url));
+    const countedChained = await startPairSide('chained', '-counted', counter.urlFor(pairDb.url));
+    const countedUnchained = await startPairSide('unchained', '-counted', counter.urlFor(pairDb.url));
     const counts = new Map<string, { subject: WireCounts; reference: WireCounts }>();
     try {
       for (const w of workloads(countedGateway, countedBaseline, gwFixture, baseFixture, {
@@ -707,8 +700,8 @@ async function main() {
       await countedUnchained.stop();
     }
 
-    log('settling both databases (vacuum, analyze, checkpoint)...');
-    await settle([gwDb.url, baseDb.url, chainedDb.url, unchainedDb.url]);
+    log('settling the databases (vacuum, analyze, checkpoint)...');
+    await settle([gwDb.url, baseDb.url, pairDb.url]);
     const checkpointer = await Ledger.open({ databaseUrl: gwDb.url, maxConnections: 1 });
     cleanups.push(() => checkpointer.close());
     const checkpoint = checkpointer.handle.db;
@@ -879,7 +872,7 @@ async function main() {
       '',
       throughput,
       '',
-      'CPU milliseconds per request over all rounds (user + system, from /proc): the server process, and the Postgres backends of its databases',
+      'CPU milliseconds per request over all rounds (user + system, from /proc): the server process, and the Postgres backends serving its connections',
       cpuTable,
       ...(pairRounds.length ? ['', 'side by side, round by round (subject / reference):', ...pairRounds] : []),
       '',

@@ -1,8 +1,9 @@
 /**
  * CPU time spent on a side of a workload during a round: its server process (and any children),
- * and the Postgres backends connected to its databases (Postgres' shared background processes,
- * the WAL writer and the checkpointer, are left out: with two sides running at once they cannot
- * be split between them).
+ * and the Postgres backends serving that process's connections, told apart by the client's TCP
+ * port, so that two servers on one database are measured apart (Postgres' shared background
+ * processes, the WAL writer and the checkpointer, are left out: with two sides running at once
+ * they cannot be split between them).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,8 +11,8 @@ import fs from 'node:fs';
 interface ProcessTimes {
   pid: number;
   parent: number;
-  /** The database a Postgres backend serves, from its title ("postgres: 15/main: user db host state"). */
-  database: string | null;
+  /** A Postgres backend's client port, from its title ("postgres: 15/main: user db 127.0.0.1(port) state"). */
+  clientPort: number | null;
   /** user + system time, in clock ticks */
   ticks: number;
 }
@@ -48,20 +49,58 @@ function readAll(): ProcessTimes[] {
     found.push({
       pid: Number(entry),
       parent,
-      database: name === 'postgres' ? backendDatabase(entry) : null,
+      clientPort: name === 'postgres' ? backendClientPort(entry) : null,
       ticks,
     });
   }
   return found;
 }
 
-function backendDatabase(pid: string): string | null {
+function backendClientPort(pid: string): number | null {
   try {
     const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-    return /^postgres: [^:]+: \S+ (\S+) /.exec(title)?.[1] ?? null;
+    const port = /^postgres: [^:]+: \S+ \S+ [^\s(]+\((\d+)\) /.exec(title)?.[1];
+    return port === undefined ? null : Number(port);
   } catch {
     return null;
   }
+}
+
+/** The local TCP ports of the sockets these processes hold open. */
+function localPortsOf(pids: Iterable<number>): Set<number> {
+  const inodes = new Set<string>();
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // gone since the listing
+    }
+    for (const fd of fds) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        if (inode) inodes.add(inode);
+      } catch {
+        // closed since the listing
+      }
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let lines: string[];
+    try {
+      lines = fs.readFileSync(table, 'utf8').split('\n').slice(1);
+    } catch {
+      continue;
+    }
+    for (const line of lines) {
+      // "sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ..."
+      const fields = line.trim().split(/\s+/);
+      const local = fields[1];
+      if (local && fields[9] && inodes.has(fields[9])) ports.add(Number.parseInt(local.split(':')[1] ?? '', 16));
+    }
+  }
+  return ports;
 }
 
 export interface CpuSample {
@@ -69,17 +108,18 @@ export interface CpuSample {
   postgres: Map<number, number>;
 }
 
-/** The ticks of `serverPid` and its descendants, and of the Postgres backends of `databases`, now. */
-export function sampleCpu(serverPid: number, databases: readonly string[]): CpuSample {
+/** The ticks of `serverPid` and its descendants, and of the Postgres backends serving them, now. */
+export function sampleCpu(serverPid: number): CpuSample {
   const all = readAll();
   const server = new Set([serverPid]);
   // Children are listed after their parents almost always; a second pass catches the rest.
   for (let pass = 0; pass < 2; pass += 1) for (const p of all) if (server.has(p.parent)) server.add(p.pid);
   const ticksOf = (keep: (p: ProcessTimes) => boolean) =>
     new Map(all.filter(keep).map((p) => [p.pid, p.ticks] as const));
+  const ports = localPortsOf(server);
   return {
     server: ticksOf((p) => server.has(p.pid)),
-    postgres: ticksOf((p) => p.database !== null && databases.includes(p.database)),
+    postgres: ticksOf((p) => p.clientPort !== null && ports.has(p.clientPort)),
   };
 }
 

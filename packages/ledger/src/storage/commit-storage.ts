@@ -1,6 +1,7 @@
-import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, fillPlaceholders, gt, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { CHAINING, GENESIS_CHAIN_HASH } from '../chain';
-import type { Database } from '../database';
+import { compiledStatementRunner, type Database } from '../database';
 import { rowsOf } from '../rows';
 import { commits, workspaceHeads } from '../schema';
 
@@ -25,16 +26,32 @@ export function notification(workspaceId: string): SQL {
 }
 
 /**
- * In the head's `returning`: the chain hash of the commit before the `count` just taken (read
- * by its key; genesis before sequence 1). The comparison build of the bench reads nothing, as
- * before the chain.
+ * Take `count` sequences of a workspace: the head's update, returning the chain hash of the
+ * commit before them (read by its key; genesis before sequence 1). The comparison build of the
+ * bench reads nothing, as before the chain. Values may be placeholders (see `ALLOCATE`).
  */
-function previousChainHash(workspaceId: string, count: number): SQL {
-  if (!CHAINING) return sql`null::text`;
-  return sql`case when ${workspaceHeads.sequence} = ${count}::int then ${GENESIS_CHAIN_HASH}
-    else (select c.chain_hash from ${commits} c
-           where c.workspace_id = ${workspaceId} and c.sequence = ${workspaceHeads.sequence} - ${count}::int) end`;
+function allocateStatement(workspaceId: SQLWrapper | string, count: SQLWrapper | number): SQL {
+  const previousChainHash = CHAINING
+    ? sql`case when ${workspaceHeads.sequence} = ${count}::int then ${GENESIS_CHAIN_HASH}
+        else (select c.chain_hash from ${commits} c
+               where c.workspace_id = ${workspaceId} and c.sequence = ${workspaceHeads.sequence} - ${count}::int) end`
+    : sql`null::text`;
+  return sql`
+      update ${workspaceHeads}
+         set sequence = sequence + ${count}::int,
+             recorded_at = greatest(recorded_at, extract(epoch from clock_timestamp())::float8)
+       where workspace_id = ${workspaceId}
+   returning sequence, recorded_at, ${previousChainHash} as chain_hash`;
 }
+
+/**
+ * Every write runs the allocation under the head lock, so its text is compiled from
+ * `allocateStatement` once (Drizzle's building would be a few percent of a grouped write's CPU)
+ * and run with its values put in the placeholders' places.
+ */
+const ALLOCATE = new PgDialect().sqlToQuery(
+  allocateStatement(sql.placeholder('workspaceId'), sql.placeholder('count')),
+);
 
 interface HeadReturned {
   sequence: string | number;
@@ -66,12 +83,10 @@ export class CommitStorage {
    * like `allocate`.
    */
   async allocateMany(workspaceId: string, count: number): Promise<AllocatedStamp> {
-    const result = await this.db.execute(sql`
-      update ${workspaceHeads}
-         set sequence = sequence + ${count}::int,
-             recorded_at = greatest(recorded_at, extract(epoch from clock_timestamp())::float8)
-       where workspace_id = ${workspaceId}
-   returning sequence, recorded_at, ${previousChainHash(workspaceId, count)} as chain_hash`);
+    const run = compiledStatementRunner(this.db);
+    const result = run
+      ? await run(ALLOCATE.sql, fillPlaceholders(ALLOCATE.params, { workspaceId, count }))
+      : await this.db.execute(allocateStatement(workspaceId, count));
     const row = rowsOf<HeadReturned>(result)[0];
     if (!row) throw new Error(`no head row for workspace ${workspaceId}`);
     const first = Number(row.sequence) - count + 1;
