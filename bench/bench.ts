@@ -18,10 +18,8 @@
  * `memories.create ... chained vs unchained` workloads hold the gateway against the same gateway
  * built with chaining compiled out, each on a fresh database of its own, seeded alike.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Ledger } from '@tms/ledger';
@@ -33,6 +31,7 @@ import { buildAll, buildUnchainedGateway } from './build';
 import { queryWithin, textFor } from './corpus';
 import { cpuBetween, sampleCpu } from './cpu';
 import { PgWireCounter, type WireCounts } from './pg-counter';
+import { type Server, startServer } from './server-process';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5));
@@ -62,78 +61,6 @@ const log = (line: string) =>
   process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
 
 // ---- processes ---------------------------------------------------------------------------
-
-interface Server {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  pid: number;
-  stop(): Promise<void>;
-  /** Stop the process and start a new one in its place (same bundle, settings and database). */
-  restart(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** Runs a compiled bundle with plain `node`; its output goes to a log file, as in production. */
-async function startServer(
-  name: string,
-  bundle: string,
-  env: Record<string, string>,
-  readyPath: string,
-  logDir: string,
-  nodeFlags: readonly string[] = [],
-): Promise<Server> {
-  const port = await freePort();
-  const out = fs.openSync(path.join(logDir, `${name}.log`), 'w');
-  const child = spawn(process.execPath, [...nodeFlags, bundle], {
-    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
-    stdio: ['ignore', out, out],
-  });
-  fs.closeSync(out);
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${logDir}/${name}.log`);
-    try {
-      const res = await fetch(`${url}${readyPath}`);
-      await res.arrayBuffer();
-      if (res.status < 500) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not become ready; see ${logDir}/${name}.log`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const server: Server = {
-    name,
-    url,
-    child,
-    pid: child.pid as number,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-    async restart() {
-      await server.stop();
-      const fresh = await startServer(name, bundle, env, readyPath, logDir, nodeFlags);
-      Object.assign(server, { url: fresh.url, child: fresh.child, pid: fresh.pid, stop: fresh.stop });
-    },
-  };
-  return server;
-}
 
 /** kB of a `/proc/<pid>/status` field (VmRSS now, VmHWM the peak so far); 0 when unavailable. */
 function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {

@@ -37,6 +37,15 @@ function texts(count: number, salt: string): string[] {
   });
 }
 
+/**
+ * Texts of mixed lengths, as conversation turns are: one to twelve clauses each. The model pads
+ * every text of a chunk to the longest one, so the order they reach it in matters here.
+ */
+function mixedTexts(count: number, salt: string): string[] {
+  const clauses = texts(count, salt);
+  return clauses.map((text, i) => [text, ...clauses.slice(0, (i * 7) % 12)].join(', and '));
+}
+
 /** VmRSS and VmHWM of a process, in MiB. */
 function memoryOf(pid: number): { rss: number; peak: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -95,7 +104,7 @@ async function run(): Promise<void> {
     });
     console.log(`single texts, one call each (${SINGLE_TEXTS}): ${rate(SINGLE_TEXTS, single)}`);
 
-    for (const chunkTexts of [1, 4, 8, 32]) {
+    for (const chunkTexts of [1, 4, 8, 16, 32, 64]) {
       const chunked = chunkTexts === 8 ? embedder : new BuiltinEmbedder({ chunkTexts, niceness: NICENESS });
       try {
         await chunked.embed(texts(8, 'warm-up'), 'document');
@@ -105,6 +114,22 @@ async function run(): Promise<void> {
         console.log(`one call of ${BATCH_TEXTS} documents, chunks of ${chunkTexts}: ${rate(BATCH_TEXTS, batch)}`);
       } finally {
         if (chunked !== embedder) await chunked.close();
+      }
+    }
+
+    for (const orderByLength of [false, true]) {
+      const ordered = new BuiltinEmbedder({ niceness: NICENESS, orderByLength });
+      try {
+        await ordered.embed(texts(8, 'warm-up'), 'document');
+        const batch = await measure(ordered, () =>
+          ordered.embed(mixedTexts(BATCH_TEXTS, `mixed ${orderByLength}`), 'document'),
+        );
+        const how = orderByLength ? 'shortest first (the default)' : 'in the order given';
+        console.log(
+          `one call of ${BATCH_TEXTS} documents of mixed lengths, chunks of 8, ${how}: ${rate(BATCH_TEXTS, batch)}`,
+        );
+      } finally {
+        await ordered.close();
       }
     }
 

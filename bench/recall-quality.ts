@@ -8,7 +8,9 @@
  * BM25 computed here over the same turns, with recall latency and the write rate.
  *
  * Usage: pnpm bench:recall [file] [--ledger pglite|postgres|both] [--modes lexical,semantic,hybrid]
- *        [--json out.json]
+ *        [--json out.json] [--http]
+ * `--http` writes and asks over HTTP against the gateway as `pnpm start` runs it (recall-http.ts)
+ * instead of calling the domain in this process.
  * The file defaults to ../shared/bench-data/locomo-dev.json from the project root.
  */
 import crypto from 'node:crypto';
@@ -30,17 +32,27 @@ import {
 } from '@tms/search';
 import { createTestDatabase, enrolledSessionCaller, type TestDatabase } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
-import { OkapiBm25 } from './okapi-bm25';
+import {
+  bm25Reference,
+  type Conversation,
+  emptyTally,
+  type LedgerKind,
+  type LedgerRun,
+  loadConversations,
+  MAX_ITEMS,
+  percentile,
+  Scoreboard,
+  type Turn,
+  type WritePhase,
+} from './locomo';
+import { runOverHttp } from './recall-http';
 
 // ---- options --------------------------------------------------------------------------------
 
 /** Recall modes, and `hybrid-rrf`: hybrid with reciprocal rank fusion (k = 60) instead of `DEFAULT_FUSION`. */
 const MODES = ['lexical', 'semantic', 'hybrid', 'hybrid-rrf'] as const;
 type Mode = (typeof MODES)[number];
-type LedgerKind = 'pglite' | 'postgres';
-const MAX_ITEMS = 20;
 const WRITE_CONCURRENCY = 8;
-const CUTOFFS = [5, 10, 20] as const;
 
 function parseArgs(argv: string[]) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -48,6 +60,7 @@ function parseArgs(argv: string[]) {
   let ledgers: LedgerKind[] = ['pglite', 'postgres'];
   let modes: Mode[] = [...MODES];
   let json: string | null = null;
+  let http = false;
   // pnpm runs the script in bench/: paths given on the command line are relative to where it was typed.
   const typedIn = process.env.INIT_CWD ?? process.cwd();
   for (let i = 0; i < argv.length; i += 1) {
@@ -66,6 +79,8 @@ function parseArgs(argv: string[]) {
       const unknown = asked.filter((m) => !(MODES as readonly string[]).includes(m));
       if (unknown.length || asked.length === 0) throw new Error(`--modes takes ${MODES.join(',')}`);
       modes = asked as Mode[];
+    } else if (arg === '--http') {
+      http = true;
     } else if (arg === '--json') {
       json = path.resolve(typedIn, value());
     } else if (arg.startsWith('--')) {
@@ -74,169 +89,8 @@ function parseArgs(argv: string[]) {
       file = path.resolve(typedIn, arg);
     }
   }
-  return { file, ledgers, modes, json };
+  return { file, ledgers, modes, json, http };
 }
-
-// ---- the data set ---------------------------------------------------------------------------
-
-interface Turn {
-  diaId: string;
-  text: string;
-  validFrom: number;
-}
-interface Question {
-  text: string;
-  category: number;
-  gold: string[];
-}
-interface Conversation {
-  sampleId: string;
-  turns: Turn[];
-  questions: Question[];
-}
-interface EvidenceRepairs {
-  repaired: number;
-  dropped: number;
-  questionsWithoutEvidence: number;
-}
-
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-
-/** "1:56 pm on 8 May, 2023" as UTC Unix seconds. */
-export function parseSessionDate(text: string): number {
-  const match = text.trim().match(/^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i);
-  const month = match ? MONTHS.indexOf((match[5] as string).toLowerCase()) : -1;
-  if (!match || month < 0) throw new Error(`unreadable session date: ${text}`);
-  const hour12 = Number(match[1]) % 12;
-  const hour = (match[3] as string).toLowerCase() === 'pm' ? hour12 + 12 : hour12;
-  return Date.UTC(Number(match[6]), month, Number(match[4]), hour, Number(match[2])) / 1000;
-}
-
-/**
- * A question's gold turns. The release has a few malformed ids: several in one string
- * ("D8:6; D9:17": split), a stray colon ("D:11:26" -> "D11:26"), a leading zero
- * ("D30:05" -> "D30:5"); an id naming no turn of the conversation is dropped.
- */
-export function repairEvidence(raw: readonly string[], turnIds: ReadonlySet<string>, repairs: EvidenceRepairs) {
-  const gold = new Set<string>();
-  for (const entry of raw) {
-    const parts = String(entry)
-      .split(/[;,\s]+/)
-      .filter(Boolean);
-    for (const part of parts) {
-      const match = part.match(/^D:?(\d+):(\d+)$/);
-      const id = match ? `D${Number(match[1])}:${Number(match[2])}` : null;
-      if (id === null || !turnIds.has(id)) {
-        repairs.dropped += 1;
-        continue;
-      }
-      if (id !== entry) repairs.repaired += 1;
-      gold.add(id);
-    }
-  }
-  return [...gold];
-}
-
-function loadConversations(file: string): { conversations: Conversation[]; repairs: EvidenceRepairs } {
-  const data = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-    sample_id: string;
-    conversation: Record<string, unknown>;
-    qa: { question: string; category: number; evidence?: string[] }[];
-  }[];
-  const repairs: EvidenceRepairs = { repaired: 0, dropped: 0, questionsWithoutEvidence: 0 };
-  const conversations = data.map((sample) => {
-    const turns: Turn[] = [];
-    const sessions = Object.keys(sample.conversation)
-      .map((key) => key.match(/^session_(\d+)$/)?.[1])
-      .filter((n): n is string => n !== undefined)
-      .map(Number)
-      .sort((a, b) => a - b);
-    for (const n of sessions) {
-      const validFrom = parseSessionDate(String(sample.conversation[`session_${n}_date_time`]));
-      for (const turn of sample.conversation[`session_${n}`] as { speaker: string; dia_id: string; text: string }[]) {
-        turns.push({ diaId: turn.dia_id, text: `${turn.speaker}: ${turn.text}`, validFrom });
-      }
-    }
-    const turnIds = new Set(turns.map((t) => t.diaId));
-    const questions: Question[] = [];
-    for (const qa of sample.qa) {
-      if (qa.category < 1 || qa.category > 4) continue;
-      const gold = repairEvidence(qa.evidence ?? [], turnIds, repairs);
-      if (gold.length === 0) {
-        repairs.questionsWithoutEvidence += 1;
-        continue;
-      }
-      questions.push({ text: String(qa.question), category: qa.category, gold });
-    }
-    return { sampleId: sample.sample_id, turns, questions };
-  });
-  return { conversations, repairs };
-}
-
-// ---- measuring ------------------------------------------------------------------------------
-
-interface Tally {
-  questions: number;
-  recall: Record<(typeof CUTOFFS)[number], number>;
-  hit10: number;
-}
-const emptyTally = (): Tally => ({ questions: 0, recall: { 5: 0, 10: 0, 20: 0 }, hit10: 0 });
-
-/** Per-category and overall tallies of ranked answers (gold turn ids against ranked turn ids). */
-class Scoreboard {
-  readonly byCategory = new Map<number, Tally>();
-  readonly overall = emptyTally();
-
-  add(category: number, gold: readonly string[], ranked: readonly string[]): void {
-    const tally = this.byCategory.get(category) ?? emptyTally();
-    this.byCategory.set(category, tally);
-    for (const t of [tally, this.overall]) {
-      t.questions += 1;
-      for (const k of CUTOFFS) {
-        const top = new Set(ranked.slice(0, k));
-        t.recall[k] += gold.filter((g) => top.has(g)).length / gold.length;
-      }
-      const top10 = new Set(ranked.slice(0, 10));
-      if (gold.some((g) => top10.has(g))) t.hit10 += 1;
-    }
-  }
-
-  static summary(t: Tally) {
-    const q = Math.max(1, t.questions);
-    return {
-      questions: t.questions,
-      recall_at_5: t.recall[5] / q,
-      recall_at_10: t.recall[10] / q,
-      recall_at_20: t.recall[20] / q,
-      hit_at_10: t.hit10 / q,
-    };
-  }
-
-  toJson() {
-    return {
-      overall: Scoreboard.summary(this.overall),
-      categories: Object.fromEntries(
-        [...this.byCategory.entries()].sort(([a], [b]) => a - b).map(([c, t]) => [c, Scoreboard.summary(t)]),
-      ),
-    };
-  }
-}
-
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted.length ? (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number) : Number.NaN;
 
 // ---- the service ----------------------------------------------------------------------------
 
@@ -274,35 +128,6 @@ function composeDomain(ledger: Ledger, provider: SearchProvider, embedder: Embed
     domain: new Domain(ledger, new TokenVerifier({}), provider, embedder ? { embedder } : {}),
     indexer: new Indexer(ledger, provider, { pollMs: 200, ...(embedder ? { embedder } : {}) }),
   };
-}
-
-interface WritePhase {
-  seconds: number;
-  rate: number;
-  /** Commits the semantic arm had not embedded when the writes ended (null: arm off). */
-  semanticLagCommits: number | null;
-  /** Seconds from the end of the writes until the semantic arm had caught up (null: arm off). */
-  catchUpSeconds: number | null;
-}
-
-interface LedgerRun {
-  ledger: LedgerKind;
-  turns: number;
-  /** Writes with the embedded indexer running, the semantic arm on (these are the turns asked). */
-  semanticOn: WritePhase;
-  /**
-   * The same writes into other workspaces with the semantic arm off, once before and once after
-   * the `semanticOn` phase, so that neither warm-up nor the ledger's growth favours one side;
-   * `rate` is the mean of the two.
-   */
-  semanticOff: WritePhase & { rates: [number, number] };
-  modes: Record<
-    string,
-    { available: boolean; retrieval?: unknown; latency_ms?: { p50: number; p95: number } } & object
-  >;
-  scoreboards: Map<string, Scoreboard>;
-  /** Per mode, the ranked turn texts of each question (to compare runs). */
-  rankings: Map<string, string[][]>;
 }
 
 type Composed = ReturnType<typeof composeDomain>;
@@ -520,21 +345,6 @@ async function runOnLedger(
 }
 
 /** The bare BM25 reference over each conversation's turns. */
-function bm25Reference(conversations: Conversation[]): { board: Scoreboard; rankings: string[][] } {
-  const board = new Scoreboard();
-  const rankings: string[][] = [];
-  for (const c of conversations) {
-    const index = new OkapiBm25(1.2, 0.75);
-    for (const turn of c.turns) index.add(turn.diaId, turn.text);
-    for (const q of c.questions) {
-      const ranked = index.search(q.text, MAX_ITEMS);
-      board.add(q.category, q.gold, ranked);
-      rankings.push(ranked);
-    }
-  }
-  return { board, rankings };
-}
-
 // ---- report ---------------------------------------------------------------------------------
 
 const f3 = (x: number) => x.toFixed(3);
@@ -554,11 +364,17 @@ async function main() {
 
   const bm25 = bm25Reference(conversations);
   const runs: LedgerRun[] = [];
-  for (const kind of options.ledgers) runs.push(await runOnLedger(kind, conversations, options.modes, log));
+  for (const kind of options.ledgers) {
+    runs.push(
+      options.http
+        ? await runOverHttp(kind, conversations, options.modes, log)
+        : await runOnLedger(kind, conversations, options.modes, log),
+    );
+  }
 
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const lines: string[] = [
-    `recall quality, ${new Date().toISOString()}, ${os.cpus().length} x ${cpu}, Node ${process.version}`,
+    `recall quality${options.http ? ' over HTTP (the gateway as `pnpm start` runs it, one client)' : ' in process'}, ${new Date().toISOString()}, ${os.cpus().length} x ${cpu}, Node ${process.version}`,
     `data: ${path.basename(options.file)}: ${conversations.length} conversations, ${turns} turns, ${questions} questions of categories 1-4 (max_items ${MAX_ITEMS})`,
     `evidence ids: ${repairs.repaired} repaired, ${repairs.dropped} dropped, ${repairs.questionsWithoutEvidence} questions left without evidence (skipped)`,
     '',

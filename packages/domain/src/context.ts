@@ -28,6 +28,8 @@ export type RecallStatus = 'complete' | 'partial' | 'pending' | 'degraded';
  */
 export interface DomainObserver extends GroupCommitObserver {
   recall?(status: RecallStatus): void;
+  /** One arm of a recall failed (the answer is `degraded`, the other arm still answers): for the logs. */
+  recallArmFailed?(arm: 'lexical' | 'semantic', error: unknown): void;
 }
 
 /** What an operation handler gets besides its validated input. */

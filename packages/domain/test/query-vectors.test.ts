@@ -1,4 +1,4 @@
-import { type Embedder, EmbedderUnavailableError } from '@tms/search';
+import { type Embedder, EmbedderUnavailableError, type EmbedOptions } from '@tms/search';
 import { describe, expect, it } from 'vitest';
 import { QueryVectors } from '../src/query-vectors';
 
@@ -9,6 +9,9 @@ class CountingEmbedder implements Embedder {
   calls: string[] = [];
   failNext = false;
   constructor(readonly model: string) {}
+  async ready() {
+    return { model: this.model, dimensions: this.dimensions };
+  }
   async embed(texts: readonly string[], purpose: 'document' | 'query'): Promise<Float32Array[]> {
     expect(purpose).toBe('query');
     this.calls.push(...texts);
@@ -46,5 +49,65 @@ describe('query vectors cache', () => {
     expect(cache.size).toBe(0);
     expect(Array.from((await cache.vectorFor('tea')).vector)).toEqual([3]);
     expect(embedder.calls).toEqual(['tea', 'tea']);
+  });
+});
+
+/** An embedder whose answers wait until released; it records the signal of each call. */
+class HeldEmbedder implements Embedder {
+  readonly kind = 'openai' as const;
+  readonly model = 'held@1';
+  readonly dimensions = 1;
+  signals: AbortSignal[] = [];
+  private releases: (() => void)[] = [];
+  async ready() {
+    return { model: this.model, dimensions: this.dimensions };
+  }
+  embed(texts: readonly string[], _purpose: 'document' | 'query', options: EmbedOptions = {}) {
+    const signal = options.signal as AbortSignal;
+    this.signals.push(signal);
+    return new Promise<Float32Array[]>((resolve, reject) => {
+      signal.addEventListener('abort', () => reject(new EmbedderUnavailableError('abandoned')));
+      this.releases.push(() => resolve(texts.map((t) => Float32Array.of(t.length))));
+    });
+  }
+  release() {
+    for (const release of this.releases.splice(0)) release();
+  }
+  async close(): Promise<void> {}
+}
+
+describe('query vectors nobody waits for', () => {
+  it('keep the embedding while one recall still waits, and cancel it when the last one leaves', async () => {
+    const embedder = new HeldEmbedder();
+    const cache = new QueryVectors(embedder, 4);
+    const first = new AbortController();
+    const second = new AbortController();
+    const a = cache.vectorFor('tea', first.signal);
+    const b = cache.vectorFor('tea', second.signal);
+    expect(embedder.signals).toHaveLength(1);
+    first.abort();
+    await expect(a).rejects.toBeInstanceOf(EmbedderUnavailableError);
+    expect(embedder.signals[0]?.aborted).toBe(false);
+    second.abort();
+    await expect(b).rejects.toBeInstanceOf(EmbedderUnavailableError);
+    expect(embedder.signals[0]?.aborted).toBe(true);
+    // Not cached: the next recall of the text asks again.
+    expect(cache.size).toBe(0);
+    const c = cache.vectorFor('tea', new AbortController().signal);
+    embedder.release();
+    expect(Array.from((await c).vector)).toEqual([3]);
+    expect(embedder.signals).toHaveLength(2);
+  });
+
+  it('answer a recall without a signal from the same shared embedding', async () => {
+    const embedder = new HeldEmbedder();
+    const cache = new QueryVectors(embedder, 4);
+    const leaving = new AbortController();
+    const a = cache.vectorFor('coffee', leaving.signal);
+    const b = cache.vectorFor('coffee');
+    leaving.abort();
+    await expect(a).rejects.toBeInstanceOf(EmbedderUnavailableError);
+    embedder.release();
+    expect(Array.from((await b).vector)).toEqual([6]);
   });
 });

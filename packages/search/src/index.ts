@@ -4,11 +4,13 @@ export {
   BUILTIN_WORKER_FILE,
   BuiltinEmbedder,
   type BuiltinEmbedderOptions,
+  type BuiltinQueue,
 } from './embedders/builtin-embedder';
-export { type Embedder, EmbedderUnavailableError } from './embedders/embedder';
+export { type Embedder, type EmbedderModel, EmbedderUnavailableError, type EmbedOptions } from './embedders/embedder';
 export { NoEmbedder } from './embedders/none-embedder';
 export { EmbedderProbeError, OpenAiEmbedder, type OpenAiEmbedderOptions } from './embedders/openai-embedder';
 export {
+  type CrossScores,
   DEFAULT_FUSION,
   FUSION_WEIGHTS,
   type FusedCandidate,
@@ -22,7 +24,7 @@ export { Indexer, type IndexerOptions } from './indexer';
 export { type IndexArm, type IndexLagSummary, IndexLagWatch, indexArms, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
 export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
-export { indexerMetrics } from './metrics';
+export { builtinEmbedderMetrics, indexerMetrics } from './metrics';
 export { NoSearchProvider } from './none-provider';
 export { PostgresSearchProvider } from './postgres-provider';
 export { PostgresVectorStore, type VectorStoreKind, type VectorStoreOptions } from './postgres-vectors';

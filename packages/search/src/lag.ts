@@ -14,8 +14,9 @@ export interface IndexArm {
 
 /**
  * The arms a deployment keeps: lexical always, semantic unless EMBEDDER=none. The semantic
- * cursor is read when used: an openai model without configured dimensions is named only after
- * its boot probe (until then reading it throws, and the lag reads as unknown).
+ * cursor is read when used: an openai model without configured dimensions is named only once its
+ * endpoint has answered; until then its cursor is one nothing advances, so every commit counts
+ * as not embedded (and stalls are reported) while the embedder is down.
  */
 export function indexArms(provider: string, embedder?: Pick<Embedder, 'kind' | 'model'> | null): IndexArm[] {
   const arms: IndexArm[] = [{ arm: 'lexical', cursor: provider }];
@@ -168,13 +169,7 @@ export class IndexLagWatch {
   async check(now: number = Date.now()): Promise<IndexLagSummary> {
     let first: IndexLagSummary | null = null;
     for (const arm of this.arms) {
-      let cursor: string;
-      try {
-        cursor = arm.cursor;
-      } catch {
-        continue; // an openai model not yet named (its boot probe has not answered)
-      }
-      const summary = await readIndexLag(this.ledger, cursor, this.options.stallSeconds, now / 1000, arm.arm);
+      const summary = await readIndexLag(this.ledger, arm.cursor, this.options.stallSeconds, now / 1000, arm.arm);
       first ??= summary;
       const state = this.state.get(arm.arm) as { stalledSince: number | null; lastWarning: number };
       if (summary.stalled.length > 0) {

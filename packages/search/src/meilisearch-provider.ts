@@ -111,6 +111,8 @@ export class MeilisearchProvider implements SearchProvider {
           .updateSettings({
             searchableAttributes: ['text'],
             filterableAttributes: [
+              // Recall asks an arm to score the other arm's candidates by revision id.
+              'id',
               'workspace_id',
               'namespace_id',
               'kind',
@@ -153,7 +155,9 @@ export class MeilisearchProvider implements SearchProvider {
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
-    if (queryTerms(query.text).length === 0 || query.namespaceIds.length === 0) return [];
+    if (queryTerms(query.text).length === 0 || query.namespaceIds.length === 0 || query.revisionIds?.length === 0) {
+      return [];
+    }
     const filter = this.filterOf(query);
     return this.guard('search', async () => {
       const result = await this.index().search(query.text, {
@@ -180,6 +184,7 @@ export class MeilisearchProvider implements SearchProvider {
       `workspace_id = ${quote(query.workspaceId)}`,
       `namespace_id IN [${query.namespaceIds.map(quote).join(', ')}]`,
       ...(query.kinds?.length ? [`kind IN [${query.kinds.map(quote).join(', ')}]`] : []),
+      ...(query.revisionIds ? [`id IN [${query.revisionIds.map(quote).join(', ')}]`] : []),
       `recorded_at <= ${query.knownAt}`,
       `(recorded_until_open = true OR recorded_until > ${query.knownAt})`,
       `valid_from <= ${query.asOf}`,
@@ -193,7 +198,7 @@ export class MeilisearchProvider implements SearchProvider {
    * score, which orders as the cosine similarity does.
    */
   async searchSemantic(query: SemanticQuery): Promise<SearchHit[]> {
-    if (query.namespaceIds.length === 0 || query.limit <= 0) return [];
+    if (query.namespaceIds.length === 0 || query.limit <= 0 || query.revisionIds?.length === 0) return [];
     const embedder = meiliEmbedderName(query.model);
     return this.guard('semantic search', async () => {
       if (!(await this.hasEmbedder(query.model))) return [];

@@ -1,4 +1,5 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BuiltinEmbedder } from './embedders/builtin-embedder';
 import type { SemanticBatchReport } from './semantic-indexer';
 
 /**
@@ -50,4 +51,23 @@ export function indexerMetrics(registry: Registry) {
     },
     onError: (arm: 'lexical' | 'semantic' = 'lexical') => (arm === 'lexical' ? errors : semanticErrors).inc(),
   };
+}
+
+/**
+ * Texts waiting for the builtin model, by purpose: queries (recalls waiting) and documents (the
+ * semantic indexer). A recall that stops waiting takes its query out, so a queue of queries that
+ * stays long says the model cannot keep up with recalls, not that abandoned work piles up.
+ */
+export function builtinEmbedderMetrics(registry: Registry, embedder: Pick<BuiltinEmbedder, 'queue'>): void {
+  new Gauge({
+    name: 'tms_embedder_queued_texts',
+    help: 'Texts waiting for the builtin embedding model, by purpose (query: recalls; document: the semantic indexer)',
+    labelNames: ['purpose'],
+    registers: [registry],
+    collect() {
+      const { queries, documents } = embedder.queue;
+      this.set({ purpose: 'query' }, queries);
+      this.set({ purpose: 'document' }, documents);
+    },
+  });
 }

@@ -321,6 +321,8 @@ export class PostgresSearchProvider implements SearchProvider {
     if (terms.length === 0 || query.namespaceIds.length === 0) return [];
     const namespaces = list(query.namespaceIds);
     const kinds = query.kinds?.length ? sql`and m.kind in (${list(query.kinds)})` : sql``;
+    if (query.revisionIds?.length === 0) return [];
+    const only = query.revisionIds ? sql`and m.revision_id in (${list(query.revisionIds)})` : sql``;
     // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
     // addressed namespaces; each matching document scores
     // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
@@ -372,7 +374,7 @@ export class PostgresSearchProvider implements SearchProvider {
         cross join weights w
        where m.workspace_id = ${query.workspaceId}
          and m.namespace_id in (${namespaces})
-         ${kinds}
+         ${kinds} ${only}
          and m.tsv @@ ${anyOf(terms)}::tsquery
          and m.recorded_at <= ${query.knownAt} and (m.recorded_until is null or m.recorded_until > ${query.knownAt})
          and m.valid_from <= ${query.asOf} and (m.valid_to is null or m.valid_to > ${query.asOf})

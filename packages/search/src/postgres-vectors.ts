@@ -29,6 +29,9 @@ const dotPacked = (bytes: Uint8Array, query: Float32Array): number => {
   for (let i = 0; i < query.length; i++) sum += view.getFloat32(i * 4, true) * (query[i] as number);
   return sum;
 };
+/** Highest score first, ties by revision id. */
+const bestFirst = (a: { score: number; revision_id: string }, b: { score: number; revision_id: string }) =>
+  b.score - a.score || (a.revision_id < b.revision_id ? -1 : a.revision_id > b.revision_id ? 1 : 0);
 /** One bit per dimension, set where the component is positive: the exact store's coarse pass. */
 const signBits = (vector: Float32Array): string => Array.from(vector, (x) => (x > 0 ? '1' : '0')).join('');
 
@@ -271,21 +274,50 @@ export class PostgresVectorStore {
   }
 
   async search(query: SemanticQuery): Promise<SearchHit[]> {
-    if (query.namespaceIds.length === 0 || query.limit <= 0) return [];
+    if (query.namespaceIds.length === 0 || query.limit <= 0 || query.revisionIds?.length === 0) return [];
     const kinds = query.kinds?.length ? sql`and kind in (${list(query.kinds)})` : sql``;
+    const only = query.revisionIds ? sql`and revision_id in (${list(query.revisionIds)})` : sql``;
     // The model as a literal: the planner can then match the model's partial HNSW index.
     const filters = sql`workspace_id = ${query.workspaceId} and model = ${literal(query.model)}
-      and namespace_id in (${list(query.namespaceIds)}) ${kinds}
+      and namespace_id in (${list(query.namespaceIds)}) ${kinds} ${only}
       and recorded_at <= ${query.knownAt} and (recorded_until is null or recorded_until > ${query.knownAt})
       and valid_from <= ${query.asOf} and (valid_to is null or valid_to > ${query.asOf})`;
     const wanted = query.limit + query.offset;
     const kind = await this.currentKind();
     if (kind === null) return [];
-    const rows =
-      kind === 'pgvector'
+    const rows = query.revisionIds
+      ? await this.scoreGiven(query, filters, kind)
+      : kind === 'pgvector'
         ? await this.searchHnsw(query, filters, wanted)
         : await this.searchExact(query, filters, wanted);
     return rows.map((r) => ({ revisionId: r.revision_id, memoryId: r.memory_id, score: Number(r.score) }));
+  }
+
+  /** The exact cosine of each named revision (found by primary key, no nearest-neighbour search), best first. */
+  private async scoreGiven(query: SemanticQuery, filters: SQL, kind: VectorStoreKind) {
+    let rows: { revision_id: string; memory_id: string; score: number }[];
+    if (kind === 'pgvector') {
+      const dimensions = sql.raw(String(query.vector.length));
+      rows = rowsOf(
+        await this.db.execute(sql`
+          select revision_id, memory_id,
+                 1 - (embedding::vector(${dimensions}) <=> ${vectorText(query.vector)}::vector(${dimensions})) as score
+            from search.vectors
+           where ${filters}`),
+      );
+    } else {
+      rows = rowsOf<{ revision_id: string; memory_id: string; embedding: Uint8Array }>(
+        await this.db.execute(sql`select revision_id, memory_id, embedding from search.vectors where ${filters}`),
+      ).map((r) => ({
+        revision_id: r.revision_id,
+        memory_id: r.memory_id,
+        score: dotPacked(r.embedding, query.vector),
+      }));
+    }
+    return rows
+      .map((r) => ({ ...r, score: Number(r.score) }))
+      .sort(bestFirst)
+      .slice(query.offset, query.offset + query.limit);
   }
 
   private async searchHnsw(query: SemanticQuery, filters: SQL, wanted: number) {
@@ -319,7 +351,7 @@ export class PostgresVectorStore {
        limit ${candidates}`);
     return rowsOf<{ revision_id: string; memory_id: string; embedding: Uint8Array }>(result)
       .map((r) => ({ revision_id: r.revision_id, memory_id: r.memory_id, score: dotPacked(r.embedding, query.vector) }))
-      .sort((a, b) => b.score - a.score || (a.revision_id < b.revision_id ? -1 : a.revision_id > b.revision_id ? 1 : 0))
+      .sort(bestFirst)
       .slice(query.offset, query.offset + query.limit);
   }
 }

@@ -22,6 +22,12 @@ export interface SearchQuery {
   knownAt: number;
   limit: number;
   offset: number;
+  /**
+   * Score only these revisions (recall asks an arm for its scores of candidates the other arm
+   * found): each of them that passes the filters, and for the lexical arm holds a query term, is
+   * returned with the score a full search gives it; the others are left out.
+   */
+  revisionIds?: readonly string[] | undefined;
 }
 
 /** A semantic search: the query's vector, compared only with vectors of the same model. */
@@ -31,9 +37,13 @@ export interface SemanticQuery extends Omit<SearchQuery, 'text'> {
   model: string;
 }
 
-/** Name of the semantic arm's cursor in `index_state`: one per provider and model, so a new model re-embeds from 0. */
-export function semanticCursorName(provider: SearchProvider['name'], model: string): string {
-  return `${provider}+semantic:${model}`;
+/**
+ * Name of the semantic arm's cursor in `index_state`: one per provider and model, so a new model
+ * re-embeds from 0. A model not known yet (null: an openai embedder that has not reached its
+ * endpoint) names a cursor nothing ever advances: it has embedded nothing, and reads so.
+ */
+export function semanticCursorName(provider: SearchProvider['name'], model: string | null): string {
+  return `${provider}+semantic:${model ?? ''}`;
 }
 
 /** A revision's search metadata without its text: what the semantic arm keeps beside each vector. */

@@ -6,7 +6,10 @@ import { type SearchProvider, semanticCursorName, type VectorDocument, type Vect
 export interface SemanticIndexerOptions {
   /** Commits per batch (small: every new text in them is embedded before the cursor moves). */
   batchSize?: number;
-  /** Texts per `embed` call; each call's vectors are stored as soon as they come. */
+  /**
+   * Texts per `embed` call. One call per batch by default: the builtin model then gets the
+   * batch's texts grouped by length, its cheapest order.
+   */
   embedBatchSize?: number;
   /** Claim each workspace with a transaction-scoped advisory lock (the semantic arm's own). */
   exclusive?: boolean;
@@ -62,19 +65,24 @@ export class SemanticIndexer {
     private readonly options: SemanticIndexerOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 50;
-    this.embedBatchSize = options.embedBatchSize ?? 32;
+    this.embedBatchSize = options.embedBatchSize ?? 64;
     this.exclusive = options.exclusive ?? ledger.driver === 'postgres';
   }
 
-  /** Its cursor in `index_state` (read late: an openai model knows its dimensions after the boot probe). */
-  get cursor(): string {
-    return semanticCursorName(this.provider.name, this.embedder.model);
+  /**
+   * Its cursor in `index_state`, once the embedder knows its model (an openai model without
+   * configured dimensions learns them from its endpoint): rejects with `EmbedderUnavailableError`
+   * until then, and the indexer's loop backs off.
+   */
+  async cursor(): Promise<string> {
+    const { model } = await this.embedder.ready();
+    return semanticCursorName(this.provider.name, model);
   }
 
   /** Embed every workspace that is behind until all are caught up; returns commits indexed. */
   async catchUp(): Promise<number> {
     let total = 0;
-    for (const { workspaceId } of await this.ledger.stores.indexState.lag(this.cursor, true)) {
+    for (const { workspaceId } of await this.ledger.stores.indexState.lag(await this.cursor(), true)) {
       for (;;) {
         const indexed = await this.indexBatch(workspaceId);
         total += indexed;
@@ -102,7 +110,7 @@ export class SemanticIndexer {
         attributes: {
           'tms.workspace_id': workspaceId,
           'tms.search_provider': this.provider.name,
-          'tms.embedding_model': this.embedder.model,
+          'tms.embedding_model': this.embedder.model ?? 'unknown',
         },
       },
       async (span) => {
@@ -132,11 +140,12 @@ export class SemanticIndexer {
   }
 
   private async batch(workspaceId: string): Promise<SemanticBatchReport | null> {
-    const { model, dimensions } = this.embedder;
+    const { model, dimensions } = await this.embedder.ready();
+    const cursor = semanticCursorName(this.provider.name, model);
     // 1. Plan from committed rows; deletions and metadata are stored at once, so a purge never
     //    waits behind the embedder.
     const plan = await this.claimed(workspaceId, async (stores) => {
-      const from = await stores.indexState.indexedSequence(workspaceId, this.cursor);
+      const from = await stores.indexState.indexedSequence(workspaceId, cursor);
       const commits = await stores.commits.after(workspaceId, from, this.batchSize);
       const last = commits.at(-1);
       if (!last) return null;
@@ -185,12 +194,12 @@ export class SemanticIndexer {
     // 3. Store and advance, unless another indexer moved the cursor meanwhile. A revision purged
     //    since step 1 loses its vector when the batch holding the purge's commit runs.
     const stored = await this.claimed(workspaceId, async (stores) => {
-      if ((await stores.indexState.indexedSequence(workspaceId, this.cursor)) !== plan.from) return false;
+      if ((await stores.indexState.indexedSequence(workspaceId, cursor)) !== plan.from) return false;
       if (upserts.length > 0) {
         await this.provider.applyVectors(workspaceId, { model, dimensions, upserts, updates: [], deletes: [] });
       }
       await this.options.beforeAdvance?.(workspaceId, plan.last);
-      await stores.indexState.advance(workspaceId, this.cursor, plan.last, Date.now() / 1000);
+      await stores.indexState.advance(workspaceId, cursor, plan.last, Date.now() / 1000);
       return true;
     });
     if (!stored) return null;

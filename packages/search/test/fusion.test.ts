@@ -41,18 +41,63 @@ describe('reciprocal rank fusion (k = 60)', () => {
   });
 });
 
-describe('weighted sum of min-max normalised scores', () => {
-  it('maps each arm to [0, 1] and sums them at weight 0.5 each', () => {
+describe("weighted sum of scores scaled from each arm's floor to its best", () => {
+  it('maps each arm to [0, 1] by its best score and sums them at weight 0.5 each', () => {
     const fused = fuseRankings({ lexical, semantic }, 'weighted');
-    // lexical 9, 5, 1 -> 1, 0.5, 0; semantic 0.9, 0.8, 0.1 -> 1, 0.875, 0.
-    // a = 0.5 + 0 and c = 0 + 0.5 tie at 0.5; d = 0.4375; b = 0.25.
+    // lexical 9, 5, 1 -> 1, 5/9, 1/9; semantic 0.9, 0.8, 0.1 -> 1, 8/9, 1/9.
+    // a = 0.5 + 0.5/9 and c = 0.5/9 + 0.5 tie (the lexical rank puts a first); d = 0.4/0.9; b = 2.5/9.
     expect(fused.map((f) => f.memoryId)).toEqual(['mem_a', 'mem_c', 'mem_d', 'mem_b']);
     const scores = fused.map((f) => f.score);
-    expect(scores[0]).toBe(0.5);
-    expect(scores[1]).toBe(0.5);
-    expect(scores[2]).toBeCloseTo(0.4375, 12);
-    expect(scores[3]).toBeCloseTo(0.25, 12);
+    expect(scores[0]).toBeCloseTo(0.5 + 0.5 / 9, 12);
+    expect(scores[1]).toBeCloseTo(0.5 + 0.5 / 9, 12);
+    expect(scores[2]).toBeCloseTo(0.4 / 0.9, 12);
+    expect(scores[3]).toBeCloseTo(2.5 / 9, 12);
     expect(fused[2]?.ranks).toEqual({ lexical: null, semantic: 2 });
+  });
+
+  it("gives a memory the same share of an arm wherever that arm's list was cut", () => {
+    const full = fuseRankings({ lexical: [hit('x', 8), hit('y', 4), hit('z', 2)], semantic: [] }, 'weighted');
+    const cut = fuseRankings({ lexical: [hit('x', 8), hit('y', 4)], semantic: [] }, 'weighted');
+    // Min-max over the list would give y 0.5 in the first and 0 in the second.
+    expect(full.find((f) => f.memoryId === 'mem_y')?.score).toBe(0.25);
+    expect(cut.find((f) => f.memoryId === 'mem_y')?.score).toBe(0.25);
+  });
+
+  it("counts the other arm's own score of a candidate it did not rank, when given", () => {
+    const rankings = { lexical: [hit('p', 10), hit('q', 2)], semantic: [hit('r', 0.8), hit('q', 0.6)] };
+    const without = fuseRankings(rankings, 'weighted');
+    // p alone: 0.5; q: 0.5 * 0.2 + 0.5 * 0.75 = 0.475; r alone: 0.5.
+    expect(without.map((f) => [f.memoryId, f.score])).toEqual([
+      ['mem_p', 0.5],
+      ['mem_r', 0.5],
+      ['mem_q', 0.475],
+    ]);
+    // Asked, the semantic arm scores p 0.4 and the lexical arm scores r 0 (no query word): p rises above r.
+    const crossScores = { lexical: new Map([['mem_r', 0]]), semantic: new Map([['mem_p', 0.4]]) };
+    const completed = fuseRankings(rankings, 'weighted', crossScores);
+    expect(completed.map((f) => [f.memoryId, f.score])).toEqual([
+      ['mem_p', 0.75],
+      ['mem_r', 0.5],
+      ['mem_q', 0.475],
+    ]);
+    // Ranks still say where each arm placed a memory itself.
+    expect(completed[0]?.ranks).toEqual({ lexical: 1, semantic: null });
+  });
+
+  it('counts scores below the floor as the floor, and above the best as the best', () => {
+    const fused = fuseRankings({ lexical: [], semantic: [hit('near', 0.5), hit('opposite', -0.3)] }, 'weighted', {
+      lexical: new Map(),
+      semantic: new Map([['mem_far', 0.9]]),
+    });
+    expect(fused.map((f) => [f.memoryId, f.score])).toEqual([
+      ['mem_near', 0.5],
+      ['mem_opposite', 0],
+    ]);
+    const rescored = fuseRankings({ lexical: [hit('a', 1)], semantic: [hit('b', 0.5)] }, 'weighted', {
+      lexical: new Map(),
+      semantic: new Map([['mem_a', 0.6]]),
+    });
+    expect(rescored[0]).toMatchObject({ memoryId: 'mem_a', score: 1 });
   });
 
   it('counts every score as 1 when an arm has a single candidate or one score throughout', () => {

@@ -209,12 +209,30 @@ describe('the openai embedder against an OpenAI-compatible server on loopback', 
     it('passes a good endpoint, and learns the dimension count when none is configured', async () => {
       expect(await embedderWith().probe()).toBe(384);
       const learning = embedderWith({ dimensions: undefined });
-      await expect(learning.embed(['a'], 'query')).rejects.toBeInstanceOf(EmbedderUnavailableError);
+      expect(learning.model).toBeNull();
+      expect(learning.dimensions).toBeNull();
       replies = [speakOpenAi(768)];
-      expect(await learning.probe()).toBe(768);
-      expect(learning.model).toBe('openai:test-embed@768');
+      // The first embedding learns the size from the endpoint, then embeds.
       expect((await learning.embed(['a'], 'query'))[0]).toHaveLength(768);
+      expect(learning.model).toBe('openai:test-embed@768');
+      expect(await learning.ready()).toEqual({ model: 'openai:test-embed@768', dimensions: 768 });
+      expect(await learning.probe()).toBe(768);
       expect(seen.at(-1)?.body.dimensions).toBeUndefined();
+    });
+
+    it('learns its model once the endpoint answers, asking at most once a second while it fails', async () => {
+      const learning = embedderWith({ dimensions: undefined });
+      replies = [(_, response) => answer(response, 503, { error: { message: 'warming up' } })];
+      await expect(learning.ready()).rejects.toBeInstanceOf(EmbedderUnavailableError);
+      const asked = seen.length;
+      // Within the second after a failure the failure is answered again, without a request.
+      await expect(learning.embed(['a'], 'query')).rejects.toThrow(/warming up/);
+      expect(seen.length).toBe(asked);
+      expect(learning.model).toBeNull();
+      replies = [speakOpenAi(640)];
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect(await learning.ready()).toEqual({ model: 'openai:test-embed@640', dimensions: 640 });
+      expect(seen.length).toBe(asked + 1);
     });
 
     it('names a wrong URL (not the API base)', async () => {

@@ -113,7 +113,7 @@ export async function indexRebuild(
     progress.write(`embedding with ${embedder.model}\n`);
     const embedded = await rebuildArm(targets, total, progress, {
       clear: (workspaceId) => provider.clearVectors(workspaceId),
-      cursor: semantic.cursor,
+      cursor: await semantic.cursor(),
       indexBatch: (_, workspaceId) => semantic.indexBatch(workspaceId),
       indexer,
       ledger,

@@ -3,6 +3,8 @@ import type { DevIssuer } from '@tms/auth';
 import { checkEmbedder, composeDomain, rateLimitStoreLog, untilMigrated } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
 import {
+  BuiltinEmbedder,
+  builtinEmbedderMetrics,
   type Embedder,
   type IndexArm,
   Indexer,
@@ -111,9 +113,11 @@ function indexLagWatch(ledger: Ledger, arms: IndexArm[], stallSeconds: number, l
 
 /**
  * An openai embedder without EMBEDDINGS_DIMENSIONS learns its dimension count (and so its model
- * name) from its boot probe, which recall and the indexer both need. If the endpoint is down
- * now, the semantic arm stays unavailable (recall `degraded`) until the process restarts with it
- * up; EMBEDDINGS_DIMENSIONS set avoids depending on the probe.
+ * name) from its endpoint, which recall and the indexer both need: asked at boot so that the
+ * first recall finds it known. If the endpoint is down now, the semantic arm is unavailable
+ * (recall `degraded`, and `indexed_sequence` counts nothing it has not embedded) until the
+ * endpoint answers one of the later attempts (`Embedder.ready`, from the indexer's retries and
+ * from recalls); EMBEDDINGS_DIMENSIONS set avoids depending on it.
  */
 async function probeEmbedder(embedder: Embedder, env: GatewayEnv, logger: Logger): Promise<void> {
   if (embedder.kind !== 'openai' || env.EMBEDDINGS_DIMENSIONS !== undefined) return;
@@ -164,6 +168,8 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
       // A batch is bounded by its writes' deadlines: one still running is stuck, and says where.
       slowBatch: (report) =>
         logger.error({ group_commit: report }, 'a group commit batch is running past its deadlines'),
+      recallArmFailed: (arm, error) =>
+        logger.warn({ err: error, arm }, `recall's ${arm} arm failed; the answer is degraded, the other arm answers`),
     },
   });
   // One embedder per process: recall embeds queries with it, the embedded indexer documents.
@@ -173,6 +179,7 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   if (indexes) await probeEmbedder(embedder, env, logger);
   const arms = indexArms(search.name, indexes ? embedder : null);
   if (indexes) indexLagMetrics(metrics.registry, ledger, arms, env.INDEX_STALL_SECONDS);
+  if (embedder instanceof BuiltinEmbedder) builtinEmbedderMetrics(metrics.registry, embedder);
   const indexer =
     options.indexer !== false && env.INDEXER === 'embedded'
       ? embeddedIndexer(ledger, search, embedder, metrics, logger)

@@ -34,14 +34,15 @@ export class EmbeddingServer {
     readonly url: string,
   ) {}
 
-  static async start(): Promise<EmbeddingServer> {
+  /** On `port` (a service configured before the server is up), or on any free port. */
+  static async start(port = 0): Promise<EmbeddingServer> {
     let self: EmbeddingServer | null = null;
     const server = http.createServer((req, res) => {
       void self?.answer(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    self = new EmbeddingServer(server, `http://127.0.0.1:${port}/v1`);
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    const bound = (server.address() as net.AddressInfo).port;
+    self = new EmbeddingServer(server, `http://127.0.0.1:${bound}/v1`);
     return self;
   }
 

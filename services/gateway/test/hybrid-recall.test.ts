@@ -254,10 +254,12 @@ describe.each(DRIVERS)('hybrid recall with an OpenAI-compatible embedder on loop
       expect(item.ranks.lexical).toBeNull();
       expect(item.ranks.semantic).toBe(semantic.items.findIndex((s: any) => s.memory.id === item.memory.id) + 1);
     }
-    // The weighted fusion: each arm's scores min-max normalised, times 0.5; an arm whose scores are
-    // all equal (the park is the lexical arm's only candidate; the notes tie in the semantic arm)
-    // counts 1 each. Equal fused scores go to the lexical arm's candidate first.
-    expect(rest.items.map((i: any) => i.score)).toEqual([0.5, 0.5, 0.5]);
+    // The weighted fusion: each arm's score over its best, times 0.5, for every candidate: an arm
+    // that did not rank a candidate is asked its score. The park: lexical 1 (the only match),
+    // semantic (1/√3)/(1/√2); the notes: semantic 1, lexical 0 (no query word).
+    const [first, ...others] = rest.items.map((i: any) => i.score);
+    expect(first).toBeCloseTo(0.5 + 0.5 * Math.sqrt(2 / 3), 6);
+    expect(others).toEqual([0.5, 0.5]);
     expect(rest.items[0].memory.id).toBe(park.memory.id);
 
     // Asked deeper, the park is found by both arms and rises above notes only one arm found.

@@ -127,7 +127,7 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
     knownAt,
     limit: 5,
     offset: 0,
-    model: embedder.model,
+    model: (await embedder.ready()).model,
     vector: (await embedder.embed([text], 'query'))[0] as Float32Array,
   });
 
@@ -191,16 +191,17 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
     await server.start();
     try {
       const reversed = server.embedder();
-      expect(reversed.model).not.toBe(builtin.model);
+      const reversedModel = (await reversed.ready()).model;
+      expect(reversedModel).not.toBe(builtin.model);
       const head = (await h.gateway.ledger.stores.indexState.lag('postgres', false)).find(
         (w) => w.workspaceId === workspaceId,
       )?.headSequence;
-      const cursor = semanticCursorName('postgres', reversed.model);
+      const cursor = semanticCursorName('postgres', reversedModel);
       expect(await h.gateway.ledger.stores.indexState.indexedSequence(workspaceId, cursor)).toBe(0);
       await new Indexer(h.gateway.ledger, provider, { embedder: reversed }).catchUp();
       expect(await h.gateway.ledger.stores.indexState.indexedSequence(workspaceId, cursor)).toBe(head);
       const both = await provider.vectorRevisionIds(workspaceId, builtin.model);
-      expect(await provider.vectorRevisionIds(workspaceId, reversed.model)).toEqual(both);
+      expect(await provider.vectorRevisionIds(workspaceId, reversedModel)).toEqual(both);
       // Each model's query finds the tea memory in its own space.
       for (const embedder of [builtin, reversed]) {
         const hits = await provider.searchSemantic(await query(embedder, workspaceId, [home], 'what does Ana drink'));
@@ -210,9 +211,9 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
       const mixed = await query(builtin, workspaceId, [home], 'what does Ana drink');
       expect(await provider.searchSemantic({ ...mixed, model: 'openai:unknown@512' })).toEqual([]);
       // Rebuild keeps only the configured model's vectors.
-      await provider.clearVectors(workspaceId, { keepModel: reversed.model });
+      await provider.clearVectors(workspaceId, { keepModel: reversedModel });
       expect(await provider.vectorRevisionIds(workspaceId, builtin.model)).toEqual([]);
-      expect(await provider.vectorRevisionIds(workspaceId, reversed.model)).toEqual(both);
+      expect(await provider.vectorRevisionIds(workspaceId, reversedModel)).toEqual(both);
     } finally {
       await server.stop();
     }
@@ -266,7 +267,7 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
         'the semantic arm',
         90_000,
       );
-      expect(await provider.vectorRevisionIds(workspaceId, embedder.model)).toEqual([tea.revision.id]);
+      expect(await provider.vectorRevisionIds(workspaceId, String(embedder.model))).toEqual([tea.revision.id]);
     } finally {
       indexer.stop();
       await running;
@@ -331,6 +332,7 @@ describe.each(DRIVERS)('semantic indexing on %s (decisions §11)', (driver) => {
       kind: 'builtin',
       model: builtin.model,
       dimensions: builtin.dimensions,
+      ready: () => builtin.ready(),
       embed: async (texts, purpose) => {
         seenOpen = await openTransactions();
         entered();

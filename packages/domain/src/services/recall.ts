@@ -1,12 +1,13 @@
 import { codePointLength, type OperationInput, type OperationOutput, type recall } from '@tms/catalog';
 import type { NamespaceRow, RevisionRow } from '@tms/ledger';
 import {
+  type CrossScores,
   EmbedderUnavailableError,
   type FusedCandidate,
   fuseRankings,
   type RankedCandidate,
   type SearchHit,
-  SearchUnavailableError,
+  type SearchProvider,
   semanticCursorName,
 } from '@tms/search';
 import { type HandlerContext, requireAccess } from '../context';
@@ -55,47 +56,70 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
   const access = requireAccess(ctx);
   const ws = access.workspaceId;
   const provider = ctx.search;
-  const providerName = provider?.name ?? 'none';
+  const providerName: SearchProvider['name'] = provider?.name ?? 'none';
   // SEARCH_PROVIDER=none: no index to ask at all, so both arms are unavailable and the ledger answers.
   const indexingOff = provider === null || providerName === 'none';
   const arms = armsToAsk(input.mode, ctx);
   // The query's embedding starts first: the model works in another process while the scope,
-  // the cursors and the lexical arm are read here.
-  const queryVector =
-    arms.includes('semantic') && !indexingOff && ctx.queryVectors
-      ? inTime(ctx.queryVectors.vectorFor(input.query), ctx)
-      : null;
+  // the cursors and the lexical arm are read here. It is cancelled when the recall stops
+  // waiting for it (shortly before the deadline, or on leaving), so nothing stays queued.
+  const embedding = arms.includes('semantic') && !indexingOff && ctx.queryVectors ? new QueryEmbedding(ctx) : null;
+  try {
+    return await recallWith(input, ctx, { ws, provider: indexingOff ? null : provider, providerName, arms, embedding });
+  } finally {
+    embedding?.leave();
+  }
+}
+
+interface RecallPlan {
+  ws: string;
+  /** Null when no index can be asked (SEARCH_PROVIDER=none). */
+  provider: SearchProvider | null;
+  providerName: SearchProvider['name'];
+  arms: Arm[];
+  embedding: QueryEmbedding | null;
+}
+
+async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallPlan): Promise<RecallOutput> {
+  const { ws, provider, providerName, arms, embedding } = plan;
+  const queryVector = embedding?.vectorFor(input.query) ?? null;
   // Settled here too, so that a refused scope leaves no unhandled rejection behind.
   queryVector?.catch(() => {});
-  const namespaces = await readableScope(ctx, input.namespace_ids, input.include_descendants);
-  const now = input.as_of === undefined || input.known_at === undefined ? await ctx.now() : 0;
+  // Each asked arm's cursor; the semantic one is per model. A model not known yet (an openai
+  // embedder that has not reached its endpoint) has embedded nothing: its cursor reads 0, so
+  // `indexed_sequence` never counts a commit that arm cannot find (§11). Waiting cannot help an
+  // arm in that state, so `wait_ms` waits only for the others.
+  const model = ctx.queryVectors?.model() ?? null;
+  const cursors = arms.map((arm) => ({
+    name: arm === 'lexical' ? providerName : semanticCursorName(providerName, model),
+    awaitable: arm === 'lexical' || model !== null,
+  }));
+  const readCursors = async () => {
+    const sequences = await Promise.all(cursors.map((c) => ctx.stores.indexState.indexedSequence(ws, c.name)));
+    const awaited = sequences.filter((_, i) => cursors[i]?.awaitable);
+    return { indexed: Math.min(...sequences), awaited: Math.min(...awaited, Number.POSITIVE_INFINITY) };
+  };
+  // The scope, the clock and the cursors do not depend on each other: read at once.
+  const [namespaces, now, firstSequences] = await Promise.all([
+    readableScope(ctx, input.namespace_ids, input.include_descendants),
+    input.as_of === undefined || input.known_at === undefined ? ctx.now() : 0,
+    readCursors(),
+  ]);
   const asOf = input.as_of ?? now;
   const knownAt = input.known_at ?? now;
-
-  // The semantic cursor is per model; an embedder whose model is not known yet cannot answer
-  // either (its arm is `unavailable`, so the answer is `degraded` whatever the cursors say).
-  const model = ctx.queryVectors?.model() ?? null;
-  const cursors = arms.flatMap((arm) =>
-    arm === 'lexical' ? [providerName] : model === null ? [] : [semanticCursorName(providerName, model)],
-  );
-  const indexedSequence = async () => {
-    const sequences = await Promise.all(
-      (cursors.length > 0 ? cursors : [providerName]).map((c) => ctx.stores.indexState.indexedSequence(ws, c)),
-    );
-    return Math.min(...sequences);
-  };
-  let indexed = await indexedSequence();
-  const behind = () => input.min_sequence !== undefined && (indexingOff || input.min_sequence > indexed);
-  if (behind() && input.wait_ms > 0 && !indexingOff) {
+  let sequences = firstSequences;
+  const behind = (sequence: number) => input.min_sequence !== undefined && (!provider || input.min_sequence > sequence);
+  if (behind(sequences.awaited) && input.wait_ms > 0 && provider) {
     // Within the request's deadline, leaving time to search and answer (`pending` if still behind).
     const remaining = (ctx.deadline?.remainingMs() ?? Number.POSITIVE_INFINITY) - DEADLINE_MARGIN_MS;
     const deadline = Date.now() + Math.min(input.wait_ms, remaining);
-    while (behind() && Date.now() < deadline) {
+    while (behind(sequences.awaited) && Date.now() < deadline) {
       await sleep(Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
-      indexed = await indexedSequence();
+      sequences = await readCursors();
     }
   }
-  const pending = behind();
+  const indexed = sequences.indexed;
+  const pending = behind(indexed);
   if (pending && input.on_pending === 'error') {
     throw new DomainError('projection_pending', 'min_sequence is beyond the indexed sequence', 1);
   }
@@ -107,40 +131,45 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
   // Fusion looks past the first `max_items` of each arm: a memory both arms rank fairly well
   // belongs above one that only a single arm ranks first.
   const perArm = Math.min(200, wanted * 2);
+  const searches: ArmSearches | null = provider && {
+    lexical: (limit, offset, revisionIds) =>
+      provider.search({ ...filters, text: input.query, limit, offset, revisionIds }),
+    semantic: async (limit, offset, revisionIds) => {
+      if (!queryVector) throw new EmbedderUnavailableError('the semantic arm is off');
+      const { model, vector } = await queryVector;
+      return provider.searchSemantic({ ...filters, vector, model, limit, offset, revisionIds });
+    },
+  };
 
   const [lexical, semantic] = (await Promise.all(
     (['lexical', 'semantic'] as const).map(async (arm): Promise<ArmAnswer> => {
       if (!arms.includes(arm)) return OFF;
-      if (indexingOff || !provider) return UNAVAILABLE;
+      if (!searches) return UNAVAILABLE;
+      if (arm === 'semantic' && !queryVector) return OFF;
+      // Whatever one arm's search throws (the provider down, an SQL error, the embedder), that
+      // arm is `unavailable` and the other still answers (§11).
       try {
-        if (arm === 'lexical') {
-          return await rankArm(ledger, perArm, (limit, offset) =>
-            provider.search({ ...filters, text: input.query, limit, offset }),
-          );
-        }
-        if (!queryVector) return OFF;
-        const { model, vector } = await queryVector;
-        return await rankArm(ledger, perArm, (limit, offset) =>
-          provider.searchSemantic({ ...filters, vector, model, limit, offset }),
-        );
+        return await rankArm(ledger, perArm, searches[arm]);
       } catch (error) {
-        if (error instanceof SearchUnavailableError || error instanceof EmbedderUnavailableError) return UNAVAILABLE;
-        throw error;
+        if (!(error instanceof EmbedderUnavailableError)) ctx.observer.recallArmFailed?.(arm, error);
+        return UNAVAILABLE;
       }
     }),
   )) as [ArmAnswer, ArmAnswer];
 
   const answered = lexical.state === 'ok' || semantic.state === 'ok';
-  const failed = lexical.state === 'unavailable' || semantic.state === 'unavailable';
-  const degraded = failed;
+  const degraded = lexical.state === 'unavailable' || semantic.state === 'unavailable';
   let candidates: { fused: FusedCandidate; revision: RevisionRow }[];
-  if (answered) {
-    candidates = fuseRankings({ lexical: lexical.ranked, semantic: semantic.ranked }, ctx.settings.fusion).flatMap(
-      (fused) => {
-        const revision = ledger.approved(fused.memoryId);
-        return revision ? [{ fused, revision }] : [];
-      },
-    );
+  if (answered && searches) {
+    const crossScores = await scoreAcrossArms(lexical, semantic, searches);
+    candidates = fuseRankings(
+      { lexical: lexical.ranked, semantic: semantic.ranked },
+      ctx.settings.fusion,
+      crossScores,
+    ).flatMap((fused) => {
+      const revision = ledger.approved(fused.memoryId);
+      return revision ? [{ fused, revision }] : [];
+    });
   } else {
     candidates = degraded ? await ledgerScan(ctx, input, filters, wanted) : [];
   }
@@ -159,11 +188,11 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
     contextChars += chars;
     chosen.push(candidate);
   }
-  const generations = await ctx.stores.memories.generationsAt(
-    ws,
-    chosen.map((c) => c.fused.memoryId),
-    knownAt,
-  );
+  // Each memory's generation at known_at: from the revisions the ledger check read, when an arm answered.
+  const chosenIds = chosen.map((c) => c.fused.memoryId);
+  const generations = answered
+    ? ledger.generations(chosenIds)
+    : await ctx.stores.memories.generationsAt(ws, chosenIds, knownAt);
   const items: RecallItem[] = chosen.map(({ fused, revision }) => ({
     memory: presentMemory(
       { id: fused.memoryId, namespaceId: revision.namespaceId, kind: revision.kind },
@@ -187,24 +216,69 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
   };
 }
 
+/** One page of an arm's search: `revisionIds` restricts it to those revisions (scoring the other arm's candidates). */
+type ArmSearch = (limit: number, offset: number, revisionIds?: readonly string[]) => Promise<SearchHit[]>;
+type ArmSearches = Record<Arm, ArmSearch>;
+
 /**
- * The query's embedding, given up (the semantic arm `unavailable`) shortly before the request's
- * deadline: an embedder still loading its model or busy must not cost the lexical arm's answer.
+ * Each arm's own scores for the candidates only the other arm ranked, asked of both arms at once
+ * by revision id, so that the fusion sums two real scores for every candidate rather than count
+ * a memory an arm ranked 41st as if it matched nothing. A failure here leaves those candidates
+ * at the arm's floor: both rankings are already in hand and stay valid.
  */
-async function inTime<T>(work: Promise<T>, ctx: HandlerContext): Promise<T> {
-  const remaining = ctx.deadline?.remainingMs();
-  if (remaining === undefined) return work;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new EmbedderUnavailableError('the query was not embedded in time')),
-      Math.max(0, remaining - EMBED_MARGIN_MS),
-    );
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
+async function scoreAcrossArms(lexical: ArmAnswer, semantic: ArmAnswer, searches: ArmSearches): Promise<CrossScores> {
+  const crossScores = { lexical: new Map<string, number>(), semantic: new Map<string, number>() };
+  if (lexical.state !== 'ok' || semantic.state !== 'ok') return crossScores;
+  const onlyIn = (from: ArmAnswer, other: ArmAnswer) => {
+    const ranked = new Set(other.ranked.map((c) => c.memoryId));
+    return from.ranked.filter((c) => !ranked.has(c.memoryId));
+  };
+  const asks: [Arm, RankedCandidate[]][] = [
+    ['lexical', onlyIn(semantic, lexical)],
+    ['semantic', onlyIn(lexical, semantic)],
+  ];
+  await Promise.all(
+    asks.map(async ([arm, candidates]) => {
+      if (candidates.length === 0) return;
+      const memoryOf = new Map(candidates.map((c) => [c.revisionId, c.memoryId]));
+      const hits = await searches[arm](candidates.length, 0, [...memoryOf.keys()]).catch(() => []);
+      for (const hit of hits) {
+        const memoryId = memoryOf.get(hit.revisionId);
+        if (memoryId !== undefined) crossScores[arm].set(memoryId, hit.score);
+      }
+    }),
+  );
+  return crossScores;
+}
+
+/**
+ * The query's embedding for one recall, given up (the semantic arm `unavailable`) shortly before
+ * the request's deadline: an embedder still loading its model or busy must not cost the lexical
+ * arm's answer. Giving up, or the recall ending first, cancels it.
+ */
+class QueryEmbedding {
+  private readonly cancel = new AbortController();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ctx: HandlerContext) {
+    const remaining = ctx.deadline?.remainingMs();
+    if (remaining !== undefined) {
+      this.timer = setTimeout(
+        () => this.cancel.abort(new EmbedderUnavailableError('the query was not embedded in time')),
+        Math.max(0, remaining - EMBED_MARGIN_MS),
+      );
+    }
+  }
+
+  vectorFor(query: string): Promise<{ model: string; vector: Float32Array }> {
+    const vectors = this.ctx.queryVectors;
+    if (!vectors) return Promise.reject(new EmbedderUnavailableError('the semantic arm is off'));
+    return vectors.vectorFor(query, this.cancel.signal);
+  }
+
+  leave(): void {
+    clearTimeout(this.timer);
+    this.cancel.abort(new EmbedderUnavailableError('the recall ended'));
   }
 }
 
@@ -225,11 +299,7 @@ function armsToAsk(mode: RecallInput['mode'], ctx: HandlerContext): Arm[] {
  * approved, the arm has no more, or the refill budget is spent. Ranks count approved candidates
  * only, so a candidate the ledger refused leaves no gap that would hint at it.
  */
-async function rankArm(
-  ledger: LedgerDecisions,
-  perArm: number,
-  page: (limit: number, offset: number) => Promise<SearchHit[]>,
-): Promise<ArmAnswer> {
+async function rankArm(ledger: LedgerDecisions, perArm: number, page: ArmSearch): Promise<ArmAnswer> {
   const ranked: RankedCandidate[] = [];
   const taken = new Set<string>();
   let exhausted = false;
@@ -293,6 +363,19 @@ class LedgerDecisions {
     private readonly knownAt: number,
   ) {}
 
+  /** Per memory decided: its latest generation recorded by knownAt (what it showed then). */
+  private readonly generationAt = new Map<string, number>();
+
+  /** The generation at knownAt of memories `decide` has settled. */
+  generations(memoryIds: readonly string[]): Map<string, number> {
+    const found = new Map<string, number>();
+    for (const id of memoryIds) {
+      const generation = this.generationAt.get(id);
+      if (generation !== undefined) found.set(id, generation);
+    }
+    return found;
+  }
+
   /** The verdict on a memory `decide` has settled (null: refused, or never asked). */
   approved(memoryId: string): RevisionRow | null {
     return this.settled.get(memoryId) ?? null;
@@ -323,6 +406,7 @@ class LedgerDecisions {
     const verdicts = new Map<string, RevisionRow>();
     for (const [memoryId, revisions] of byMemory) {
       const known = revisions.filter((r) => r.recordedAt <= this.knownAt).sort((a, b) => b.generation - a.generation);
+      if (known[0]) this.generationAt.set(memoryId, known[0].generation);
       const current = currentRevision(known, this.knownAt);
       if (!current || current.purgedAt !== null || current.text === null) continue;
       if (!this.allowed.has(current.namespaceId) || !isValidAt(current, this.asOf)) continue;

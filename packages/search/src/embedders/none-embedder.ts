@@ -1,4 +1,4 @@
-import { type Embedder, EmbedderUnavailableError } from './embedder';
+import { type Embedder, type EmbedderModel, EmbedderUnavailableError } from './embedder';
 
 /**
  * `EMBEDDER=none`: the semantic arm is off by configuration (recall reports `semantic: "off"`, not
@@ -8,6 +8,10 @@ export class NoEmbedder implements Embedder {
   readonly kind = 'none';
   readonly model = 'none';
   readonly dimensions = 0;
+
+  async ready(): Promise<EmbedderModel> {
+    throw new EmbedderUnavailableError('the semantic arm is off (EMBEDDER=none)');
+  }
 
   async embed(_texts: readonly string[], _purpose: 'document' | 'query'): Promise<Float32Array[]> {
     throw new EmbedderUnavailableError('the semantic arm is off (EMBEDDER=none)');

@@ -1,4 +1,4 @@
-import { type Embedder, EmbedderUnavailableError } from './embedder';
+import { abandoned, type Embedder, type EmbedderModel, EmbedderUnavailableError, type EmbedOptions } from './embedder';
 
 export interface OpenAiEmbedderOptions {
   /** The API's base URL (`https://api.openai.com/v1`); requests go to `{url}/embeddings`. */
@@ -8,8 +8,8 @@ export interface OpenAiEmbedderOptions {
   /** Sent as `Authorization: Bearer`, when given. */
   apiKey?: string | undefined;
   /**
-   * Sent as `dimensions` and required of every answer. Unset: the model's own size, learned by
-   * `probe()` (which must then run before `model` or `dimensions` is read).
+   * Sent as `dimensions` and required of every answer. Unset: the model's own size, learned from
+   * the endpoint's first answer (`ready()`, `probe()`); until then `model` and `dimensions` are null.
    */
   dimensions?: number | undefined;
   /** Most inputs in one request. Default 64. */
@@ -23,6 +23,9 @@ export interface OpenAiEmbedderOptions {
   /** Longest wait between tries. Default 8 s. */
   maxRetryDelayMs?: number;
 }
+
+/** After a failed attempt to learn the model, `ready()` answers that failure for this long before asking again. */
+const READY_RETRY_MS = 1000;
 
 /** The boot check failed: the message is one line naming what is wrong. */
 export class EmbedderProbeError extends Error {
@@ -89,6 +92,9 @@ export class OpenAiEmbedder implements Embedder {
   private readonly maxRetryDelayMs: number;
   /** Aborted by `close()`: ends requests in flight and waits between retries. */
   private readonly closing = new AbortController();
+  /** The request learning the dimension count, while one runs (`ready`). */
+  private learning: Promise<EmbedderModel> | null = null;
+  private lastProbeFailure: { at: number; message: string } | null = null;
 
   constructor(options: OpenAiEmbedderOptions) {
     this.endpoint = `${options.url.replace(/\/+$/, '')}/embeddings`;
@@ -102,18 +108,15 @@ export class OpenAiEmbedder implements Embedder {
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 8_000;
   }
 
-  /** The configured dimension count, else the one `probe()` learned. */
-  get dimensions(): number {
-    const dimensions = this.requestedDimensions ?? this.learnedDimensions;
-    if (dimensions === undefined) {
-      throw new Error('the dimension count of an openai embedder without configured dimensions is known after probe()');
-    }
-    return dimensions;
+  /** The configured dimension count, else the one the endpoint's first answer gave; null before that. */
+  get dimensions(): number | null {
+    return this.requestedDimensions ?? this.learnedDimensions ?? null;
   }
 
-  /** `openai:<model>@<dimensions>`. */
-  get model(): string {
-    return `openai:${this.modelName}@${this.dimensions}`;
+  /** `openai:<model>@<dimensions>`; null while the dimension count is not known. */
+  get model(): string | null {
+    const dimensions = this.dimensions;
+    return dimensions === null ? null : `openai:${this.modelName}@${dimensions}`;
   }
 
   /**
@@ -129,16 +132,50 @@ export class OpenAiEmbedder implements Embedder {
     return got;
   }
 
-  async embed(texts: readonly string[], _purpose: 'document' | 'query'): Promise<Float32Array[]> {
+  /**
+   * The model, learning the dimension count from one request when it is not known yet: one such
+   * request at a time, and none within `READY_RETRY_MS` of a failed one (recall asks on every
+   * call while the endpoint is down).
+   */
+  ready(): Promise<EmbedderModel> {
+    const known = this.known();
+    if (known) return Promise.resolve(known);
+    if (this.closing.signal.aborted) return Promise.reject(new EmbedderUnavailableError('openai embedder closed'));
+    if (this.learning) return this.learning;
+    if (this.lastProbeFailure && performance.now() - this.lastProbeFailure.at < READY_RETRY_MS) {
+      return Promise.reject(new EmbedderUnavailableError(this.lastProbeFailure.message));
+    }
+    this.learning = this.probe()
+      .then(() => this.known() as EmbedderModel)
+      .catch((error: Error) => {
+        this.lastProbeFailure = { at: performance.now(), message: error.message };
+        throw new EmbedderUnavailableError(error.message, { cause: error });
+      })
+      .finally(() => {
+        this.learning = null;
+      });
+    return this.learning;
+  }
+
+  private known(): EmbedderModel | null {
+    const model = this.model;
+    const dimensions = this.dimensions;
+    return model === null || dimensions === null ? null : { model, dimensions };
+  }
+
+  async embed(
+    texts: readonly string[],
+    _purpose: 'document' | 'query',
+    options: EmbedOptions = {},
+  ): Promise<Float32Array[]> {
     // Requests run side by side on the endpoint, so a query never queues behind documents here.
     if (this.closing.signal.aborted) throw new EmbedderUnavailableError('openai embedder closed');
-    const expected = this.requestedDimensions ?? this.learnedDimensions;
-    if (expected === undefined) {
-      throw new EmbedderUnavailableError('openai embedder not probed: its dimension count is unknown');
-    }
+    const { signal } = options;
+    if (signal?.aborted) throw abandoned(signal);
+    const { dimensions } = await this.ready();
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += this.batchSize) {
-      vectors.push(...(await this.request(texts.slice(start, start + this.batchSize), expected)));
+      vectors.push(...(await this.request(texts.slice(start, start + this.batchSize), dimensions, signal)));
     }
     return vectors;
   }
@@ -148,15 +185,18 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   /** One batch, tried up to `attempts` times while the failure may pass. */
-  private async request(inputs: readonly string[], expected: number): Promise<Float32Array[]> {
+  private async request(inputs: readonly string[], expected: number, signal?: AbortSignal): Promise<Float32Array[]> {
+    const stop = signal ? AbortSignal.any([this.closing.signal, signal]) : this.closing.signal;
     let failure: RequestFailure | undefined;
     for (let tried = 0; tried < this.attempts; tried++) {
       if (failure) {
         const backoff = Math.min(this.maxRetryDelayMs, this.retryDelayMs * 2 ** (tried - 1));
-        await sleep(Math.min(this.maxRetryDelayMs, Math.max(backoff, failure.retryAfterMs ?? 0)), this.closing.signal);
+        await sleep(Math.min(this.maxRetryDelayMs, Math.max(backoff, failure.retryAfterMs ?? 0)), stop);
       }
       if (this.closing.signal.aborted) throw new EmbedderUnavailableError('openai embedder closed');
-      const attempt = await this.attempt(inputs, expected);
+      if (signal?.aborted) throw abandoned(signal);
+      const attempt = await this.attempt(inputs, expected, signal);
+      if (signal?.aborted) throw abandoned(signal);
       if (attempt.ok) return attempt.vectors;
       failure = attempt.failure;
       if (!failure.retryable) break;
@@ -166,7 +206,11 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   /** One request and the strict reading of its answer. */
-  private async attempt(inputs: readonly string[], expected: number | undefined): Promise<Attempt> {
+  private async attempt(
+    inputs: readonly string[],
+    expected: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<Attempt> {
     const where = `embeddings endpoint ${this.endpoint}`;
     const fail = (retryable: boolean, message: string, retryAfterMs?: number): Attempt => ({
       ok: false,
@@ -188,11 +232,12 @@ export class OpenAiEmbedder implements Embedder {
         method: 'POST',
         headers,
         body,
-        signal: AbortSignal.any([timeout, this.closing.signal]),
+        signal: AbortSignal.any([timeout, this.closing.signal, ...(signal ? [signal] : [])]),
       });
       text = await response.text();
     } catch (error) {
       if (this.closing.signal.aborted) return fail(false, 'openai embedder closed');
+      if (signal?.aborted) return fail(false, 'the caller stopped waiting for the embedding');
       if (timeout.aborted) return fail(true, `${where} did not answer within ${this.timeoutMs} ms`);
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const reason = cause?.code ?? cause?.message ?? (error as Error).message;
