@@ -9,12 +9,12 @@ import type { Json, JsonObject } from '../packages/catalog/src/openapi';
 
 export const CLIENT_GENERATED_PATH = 'packages/client/src/generated.ts';
 
-const COMPONENT_PREFIX = '#/components/schemas/';
+export const COMPONENT_PREFIX = '#/components/schemas/';
 const PARAMETER_PREFIX = '#/components/parameters/';
 const WORKSPACE_HEADER = 'X-Service-Workspace';
 const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
-interface Parameter {
+export interface Parameter {
   name: string;
   in: string;
   required: boolean;
@@ -22,7 +22,7 @@ interface Parameter {
   description?: string;
 }
 
-interface Pager {
+export interface Pager {
   /** Query parameter carrying the position to continue from. */
   param: string;
   /** Output property holding the position of the next page (null or unchanged at the end). */
@@ -31,12 +31,13 @@ interface Pager {
   items: string;
 }
 
-interface OperationModel {
+export interface OperationModel {
   name: string;
   typeName: string;
   method: string;
   path: string;
   summary: string;
+  description: string;
   pathParams: Parameter[];
   queryParams: Parameter[];
   body: JsonObject | null;
@@ -48,12 +49,12 @@ interface OperationModel {
   pager: Pager | null;
 }
 
-function asObject(value: Json | undefined, what: string): JsonObject {
+export function asObject(value: Json | undefined, what: string): JsonObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${what} is not an object`);
   return value;
 }
 
-function pascal(name: string): string {
+export function pascal(name: string): string {
   return name
     .split(/[._-]/)
     .filter((part) => part.length > 0)
@@ -119,7 +120,7 @@ function typeOfTyped(node: JsonObject, indent: string): string {
 }
 
 /** A property's description, or that of a nullable's described branch (a time that may be null). */
-function descriptionOf(value: Json): string | undefined {
+export function descriptionOf(value: Json): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const node = value as JsonObject;
   if (typeof node.description === 'string') return node.description;
@@ -182,6 +183,7 @@ function modelOf(doc: JsonObject, method: string, path: string, operation: JsonO
     method: method.toUpperCase(),
     path,
     summary: typeof operation.summary === 'string' ? operation.summary : '',
+    description: typeof operation.description === 'string' ? operation.description : '',
     pathParams,
     queryParams,
     body,
@@ -231,7 +233,7 @@ function inputType(op: OperationModel): string {
   return objectType({ type: 'object', properties, required }, '');
 }
 
-function hasRequiredInput(op: OperationModel): boolean {
+export function hasRequiredInput(op: OperationModel): boolean {
   return (
     op.pathParams.some((p) => p.required) ||
     op.queryParams.some((p) => p.required) ||
@@ -239,15 +241,15 @@ function hasRequiredInput(op: OperationModel): boolean {
   );
 }
 
-interface MethodTree {
+export interface MethodTree {
   [segment: string]: MethodTree | OperationModel;
 }
 
-function isOperation(node: MethodTree | OperationModel): node is OperationModel {
+export function isOperation(node: MethodTree | OperationModel): node is OperationModel {
   return typeof (node as OperationModel).name === 'string' && typeof (node as OperationModel).method === 'string';
 }
 
-function methodTree(operations: OperationModel[]): MethodTree {
+export function methodTree(operations: OperationModel[]): MethodTree {
   const root: MethodTree = {};
   for (const op of operations) {
     const segments = op.name.split('.');
@@ -293,7 +295,7 @@ function tableEntry(op: OperationModel): string {
   return `  ${JSON.stringify(op.name)}: ${JSON.stringify(entry)},\n`;
 }
 
-function operationsOf(doc: JsonObject): OperationModel[] {
+export function operationsOf(doc: JsonObject): OperationModel[] {
   const out: OperationModel[] = [];
   for (const [path, item] of Object.entries(asObject(doc.paths, 'paths'))) {
     for (const [method, operation] of Object.entries(asObject(item, path))) {

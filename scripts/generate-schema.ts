@@ -5,6 +5,7 @@ import { buildOpenApi, type Json, sortKeysDeep } from '../packages/catalog/src/o
 import { distributionManifest } from '../packages/ledger/src/distribution';
 import { printGraphqlSchema } from '../services/gateway/src/graphql/print-schema';
 import { CLIENT_GENERATED_PATH, generateClientModule } from './generate-client';
+import { generatePythonModule, PYTHON_CLIENT_GENERATED_PATH } from './generate-python-client';
 
 /** The repository root (this file lives in `scripts/`). */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,8 +26,9 @@ export function generatedArtefacts(): Record<string, string> {
     'schema/schema.graphql': printGraphqlSchema(),
     // Where each ledger table lives on a cluster distributed by workspace (docs/scale-out.md).
     'schema/distribution.json': stableJson(distributionManifest() as Json),
-    // The client is generated from the document exactly as committed, not from the catalog directly.
+    // The clients are generated from the document exactly as committed, not from the catalog directly.
     [CLIENT_GENERATED_PATH]: generateClientModule(JSON.parse(openapi)),
+    [PYTHON_CLIENT_GENERATED_PATH]: generatePythonModule(JSON.parse(openapi)),
   };
 }
 

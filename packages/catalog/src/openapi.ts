@@ -239,17 +239,28 @@ function parametersOf(op: OperationSpec): Json[] {
   }
   const out: Json[] = [...fieldParameters(op, params, 'path'), ...fieldParameters(op, query, 'query')];
   if (op.idempotent) out.push(parameterRef('Idempotency-Key'));
-  if (op.workspace === 'selected') out.push(parameterRef('X-Service-Workspace'));
+  if (op.workspace === 'selected') out.push(parameterRef(workspaceParameterOf(op)));
   out.push(parameterRef('X-Request-Id'));
   return out;
 }
 
-const WORKSPACE_SOURCES: Record<OperationSpec['workspace'], string> = {
-  directory: 'Needs no workspace.',
-  selected:
-    'Runs in the workspace named by `X-Service-Workspace` (a service key or installation credential may omit it: it runs in its own).',
-  path: 'Runs in the workspace named by the path.',
-};
+/**
+ * The workspace selector of a `selected` operation. A service key or installation credential may
+ * omit the header (it runs in its own workspace), so the header is optional wherever such a
+ * credential may call; only operations for workspace admins, which a credential never is (its role
+ * is `member`), need it from every caller that may call them.
+ */
+function workspaceParameterOf(op: OperationSpec): 'X-Service-Workspace' | 'X-Service-Workspace-Required' {
+  return op.capability === 'workspace_admin' ? 'X-Service-Workspace-Required' : 'X-Service-Workspace';
+}
+
+function workspaceSourceOf(op: OperationSpec): string {
+  if (op.workspace === 'directory') return 'Needs no workspace.';
+  if (op.workspace === 'path') return 'Runs in the workspace named by the path.';
+  return workspaceParameterOf(op) === 'X-Service-Workspace'
+    ? 'Runs in the workspace named by `X-Service-Workspace` (a service key or installation credential may omit it: it runs in its own).'
+    : 'Runs in the workspace named by `X-Service-Workspace`.';
+}
 
 /** The operation's attributes from the catalog, in words (the same facts as its `x-` fields). */
 function operationDescription(op: OperationSpec): string {
@@ -257,7 +268,7 @@ function operationDescription(op: OperationSpec): string {
   lines.push(op.scope ? `OAuth scope \`${op.scope}\` (sessions are not scope-limited).` : 'No OAuth scope is needed.');
   if (op.capability === 'workspace_admin') lines.push('Only workspace admins may call it.');
   else if (op.capability) lines.push(`Needs the \`${op.capability}\` capability on the namespace concerned.`);
-  lines.push(WORKSPACE_SOURCES[op.workspace]);
+  lines.push(workspaceSourceOf(op));
   if (op.idempotent) {
     lines.push('Send an `Idempotency-Key`: a retry with the same key and request replays the stored answer.');
   }
@@ -362,11 +373,21 @@ const IDEMPOTENCY_DESCRIPTION = [
   'fingerprint is `409 idempotency_conflict`.',
 ].join(' ');
 
-const WORKSPACE_HEADER_DESCRIPTION = [
+const WORKSPACE_SELECTION = [
   'Canonical workspace id (`ws_...`) selecting the workspace. Session and OAuth callers must send it',
   '(missing or malformed: `400 invalid_input`; a workspace they are not a member of: `404 not_found`).',
+].join(' ');
+
+const WORKSPACE_HEADER_DESCRIPTION = [
+  WORKSPACE_SELECTION,
   'A service key or product-installation credential is bound to its workspace and may omit it;',
   'if sent, it must name that same workspace (another one is `404 not_found`).',
+].join(' ');
+
+const WORKSPACE_HEADER_REQUIRED_DESCRIPTION = [
+  WORKSPACE_SELECTION,
+  'Only workspace admins may call this operation, and a service key or product-installation',
+  'credential never is one (it is refused with `403 forbidden`), so every caller that may call it sends it.',
 ].join(' ');
 
 function sharedParameters(): JsonObject {
@@ -378,13 +399,21 @@ function sharedParameters(): JsonObject {
       description: IDEMPOTENCY_DESCRIPTION,
       schema: jsonSchemaOf(idSchema, 'input'),
     },
-    // Required in the document so that generated clients ask for it: the callers that may omit it
-    // (bound credentials) are told so in the description.
+    // Optional: bound credentials (service keys, installation credentials) omit it, and a client
+    // generated from the document must not demand what the service does not need.
     'X-Service-Workspace': {
       name: 'X-Service-Workspace',
       in: 'header',
-      required: true,
+      required: false,
       description: WORKSPACE_HEADER_DESCRIPTION,
+      schema: jsonSchemaOf(workspaceIdSchema, 'input'),
+    },
+    // The same header on the operations for workspace admins, which no bound credential may call.
+    'X-Service-Workspace-Required': {
+      name: 'X-Service-Workspace',
+      in: 'header',
+      required: true,
+      description: WORKSPACE_HEADER_REQUIRED_DESCRIPTION,
       schema: jsonSchemaOf(workspaceIdSchema, 'input'),
     },
     'X-Request-Id': {

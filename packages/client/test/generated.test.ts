@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CLIENT_GENERATED_PATH, generateClientModule } from '../../../scripts/generate-client';
 import { generatedArtefacts, ROOT } from '../../../scripts/generate-schema';
 import { OPERATION_TABLE } from '../src/generated';
+import { documentOperations, withFeedOperation } from './document-operations';
 
 const openapi = JSON.parse(readFileSync(join(ROOT, 'schema/openapi.json'), 'utf8'));
 
@@ -15,20 +16,7 @@ describe('generated client', () => {
   });
 
   it('has one table entry per operation of the document, with its method, path and headers', () => {
-    const fromDoc: Record<string, unknown> = {};
-    for (const [path, item] of Object.entries<Record<string, { operationId: string; parameters: { $ref?: string }[] }>>(
-      openapi.paths,
-    )) {
-      for (const [method, op] of Object.entries(item)) {
-        const refs = op.parameters.map((p) => p.$ref ?? '');
-        fromDoc[op.operationId] = {
-          method: method.toUpperCase(),
-          path,
-          idempotent: refs.includes('#/components/parameters/Idempotency-Key'),
-          workspace: refs.includes('#/components/parameters/X-Service-Workspace'),
-        };
-      }
-    }
+    const fromDoc = documentOperations(openapi);
     const fromTable = Object.fromEntries(
       Object.entries(OPERATION_TABLE).map(([name, e]) => [
         name,
@@ -41,38 +29,7 @@ describe('generated client', () => {
   });
 
   it('picks up an operation added to the document with no code of its own (a feed paged by after)', () => {
-    const doc = structuredClone(openapi);
-    doc.paths['/v1/changes'] = {
-      get: {
-        operationId: 'changes.list',
-        summary: 'Changes after a sequence.',
-        parameters: [
-          { name: 'after', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
-          { $ref: '#/components/parameters/X-Service-Workspace' },
-        ],
-        responses: {
-          '200': {
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  properties: {
-                    changes: {
-                      type: 'array',
-                      items: { type: 'object', properties: { sequence: { type: 'integer' } } },
-                    },
-                    next_after: { type: 'integer' },
-                    head_sequence: { type: 'integer' },
-                  },
-                  required: ['changes', 'next_after', 'head_sequence'],
-                },
-              },
-            },
-          },
-          '404': { $ref: '#/components/responses/NotFound' },
-        },
-      },
-    };
+    const doc = withFeedOperation(openapi, 'changes.list', '/v1/changes', 'changes');
     const module = generateClientModule(doc);
     expect(module).toContain(
       '"changes.list": {"method":"GET","path":"/v1/changes","pathParams":[],"query":["after"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"after","next":"next_after","items":"changes"}}',
