@@ -159,15 +159,20 @@ export async function recallMemories(input: RecallInput, ctx: HandlerContext): P
     contextChars += chars;
     chosen.push(candidate);
   }
-  const generations = await ctx.stores.memories.generationsAt(
+  const identities = await ctx.stores.memories.identitiesAt(
     ws,
     chosen.map((c) => c.fused.memoryId),
     knownAt,
   );
   const items: RecallItem[] = chosen.map(({ fused, revision }) => ({
     memory: presentMemory(
-      { id: fused.memoryId, namespaceId: revision.namespaceId, kind: revision.kind },
-      generations.get(fused.memoryId) ?? revision.generation,
+      {
+        id: fused.memoryId,
+        namespaceId: revision.namespaceId,
+        kind: revision.kind,
+        key: identities.get(fused.memoryId)?.key ?? null,
+      },
+      identities.get(fused.memoryId)?.generation ?? revision.generation,
     ),
     revision: presentRevision(revision, knownAt),
     score: fused.score,
