@@ -77,7 +77,8 @@ backed by evidence and verifications. Every tool is one /v1 operation; its argum
 body fields as one object, plus idempotency_key on writes (a fresh id per intended write; a retry with the same key and
 arguments replays the result) and, where offered, workspace_id (defaults to the connection's workspace). A failure is a
 result with isError and structuredContent {error: {code, message, status, retryable, request_id, retry_after_seconds}};
-an invalid_input also names what was wrong in a second text item (e.g. "invalid_input: body.kind: expected one of ...").
+an invalid_input also names what was wrong in a second text item (e.g. "invalid_input: body.kind: expected one of ..."),
+and a conflict over a held memory key names its holder there ("conflict: body.key: held by memory mem_...").
 Memories are also readable as resources memory://{workspace_id}/{id}?as_of=..&known_at=.. (Unix seconds), or
 memory://{id}?.. in the connection's workspace.`;
 
@@ -91,7 +92,7 @@ const silent: AgentLogger = { warn() {}, error() {} };
 function errorFor(error: unknown, requestId: string, operation: string, logger: AgentLogger): ErrorObject {
   if (error instanceof DomainError) {
     const detail = publicDetail(error);
-    if (detail !== null) logger.debug?.({ request_id: requestId, operation, detail }, 'invalid_input');
+    if (detail !== null) logger.debug?.({ request_id: requestId, operation, detail }, error.code);
     return errorObject(error.code, requestId, error.retryAfterSeconds);
   }
   if (isDatabaseUnavailable(error)) {
@@ -222,13 +223,14 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
       const envelope = { error: errorFor(error, requestId, tool.operation.name, logger) };
       code = envelope.error.code;
       // The first text is the error object, as structured content; an `invalid_input` also
-      // names what was wrong in a second text (decisions §7), e.g. `invalid_input: body.kind: ...`.
+      // names what was wrong in a second text (decisions §7), e.g. `invalid_input: body.kind: ...`,
+      // and a held key's `conflict` its holder (§12): `conflict: body.key: held by memory mem_...`.
       const detail = publicDetail(error);
       return {
         isError: true,
         content: [
           { type: 'text', text: JSON.stringify(envelope) },
-          ...(detail === null ? [] : [{ type: 'text' as const, text: `invalid_input: ${detail}` }]),
+          ...(detail === null ? [] : [{ type: 'text' as const, text: `${envelope.error.code}: ${detail}` }]),
         ],
         structuredContent: envelope,
       };

@@ -53,6 +53,7 @@ const BY_OPERATION: Readonly<Record<string, Readonly<Record<string, string>>>> =
     kind: 'claim (a fact), episode (an event) or procedure (how to do something).',
     text: 'The memory itself, in plain words.',
     evidence_ids: 'Evidence backing the memory; verified evidence makes it asserted rather than candidate.',
+    key: "Your own name for the memory, unique among the namespace's current memories; a held key is a conflict.",
   },
   'memories.correct': {
     text: 'The corrected text of the memory.',
@@ -62,6 +63,7 @@ const BY_OPERATION: Readonly<Record<string, Readonly<Record<string, string>>>> =
   'memories.list': {
     namespace_id: 'The namespace whose memories to list.',
     kind: 'Only memories of this kind (default: every kind).',
+    key: 'Only the memory holding this key (exact match), as seen at as_of and known_at.',
   },
   recall: {
     namespace_ids: 'The namespaces to search.',

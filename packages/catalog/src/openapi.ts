@@ -140,7 +140,7 @@ const ERROR_STATUS_HEADERS: Record<number, string[]> = {
   400: ['X-Error-Detail'],
   401: ['WWW-Authenticate', 'X-Error-Detail'],
   405: ['Allow'],
-  409: ['Retry-After'],
+  409: ['Retry-After', 'X-Error-Detail'],
   429: ['Retry-After'],
   503: ['Retry-After'],
 };
@@ -195,6 +195,7 @@ const QUERY_PARAMETER_DESCRIPTIONS: Record<string, string> = {
   namespace_id: 'Only items in this namespace.',
   parent_id: 'List the readable children of this namespace instead of the whole workspace.',
   kind: 'Only memories of this kind.',
+  key: 'Only the memories holding this key (compared exactly) as seen at `as_of` and `known_at`: at most one.',
   include_evidence: 'Whether the view carries the evidence behind the revision.',
   product_installation_id: 'Only the credentials of this product installation.',
   after: 'List the changes after this sequence: the `next_after` of the previous page, 0 to start.',
@@ -457,7 +458,7 @@ function sharedHeaders(): JsonObject {
     },
     'X-Error-Detail': {
       description:
-        'With `invalid_input`: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`. With `unauthenticated`: why the token was refused, as in `WWW-Authenticate` (absent when none was sent). The body stays the exact error object; no other code carries a detail.',
+        'With `invalid_input`: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`. With `unauthenticated`: why the token was refused, as in `WWW-Authenticate` (absent when none was sent). With `conflict` on `memories.create` when another memory of the namespace holds the key: that memory, `body.key: held by memory mem_…`. The body stays the exact error object; no other code carries a detail.',
       required: false,
       schema: { type: 'string', minLength: 1 },
     },

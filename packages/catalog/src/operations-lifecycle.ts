@@ -7,6 +7,7 @@ import {
   distinctIds,
   generationSchema,
   idSchema,
+  memoryKeySchema,
   memoryKindSchema,
   pageLimitSchema,
   timestampSchema,
@@ -29,7 +30,8 @@ const maybeCommit = commitSchema.nullable();
 
 export const memoriesList = defineOperation({
   name: 'memories.list',
-  summary: 'List the memories of a namespace current at known_at and valid at as_of.',
+  summary:
+    'List the memories of a namespace current at known_at and valid at as_of (optionally the one holding a key).',
   method: 'GET',
   path: '/v1/memories',
   tool: 'svc_memories_list',
@@ -44,6 +46,7 @@ export const memoriesList = defineOperation({
     query: z.strictObject({
       namespace_id: idSchema,
       kind: memoryKindSchema.optional(),
+      key: memoryKeySchema.optional(),
       as_of: timestampSchema.optional(),
       known_at: timestampSchema.optional(),
       limit: pageLimitSchema,

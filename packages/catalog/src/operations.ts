@@ -21,6 +21,7 @@ import {
   distinctIds,
   distinctList,
   idSchema,
+  memoryKeySchema,
   memoryKindSchema,
   nameSchema,
   pageLimitSchema,
@@ -349,6 +350,9 @@ export const memoriesCreate = defineOperation({
         valid_to: timestampSchema.nullable().default(null),
         evidence_ids: distinctIds(0, 32).default([]),
         support_revision_ids: distinctIds(0, 32).default([]),
+        // Optional, not nullable with a default: a create without a key keeps the idempotency
+        // fingerprint it had before keys existed.
+        key: memoryKeySchema.optional(),
       })
       .refine((b) => b.valid_to === null || b.valid_to > b.valid_from, {
         message: 'valid_to must be after valid_from',

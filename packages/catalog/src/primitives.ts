@@ -80,6 +80,21 @@ export const sha256Schema = z.string().regex(/^[a-f0-9]{64}$/);
 
 export const cursorSchema = boundedText(1, 512);
 
+/** The most code points a memory's external key holds (decisions §12). */
+export const MAX_MEMORY_KEY_LENGTH = 256;
+
+/** A control character (Unicode category Cc): C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F). */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/**
+ * A memory's external key (decisions §12): a caller's own name for the memory, 1-256 code
+ * points, no control character, no unpaired surrogate. Keys are compared exactly, code point for
+ * code point (no case folding, no Unicode normalisation).
+ */
+export const memoryKeySchema = boundedText(1, MAX_MEMORY_KEY_LENGTH)
+  .refine((value) => !CONTROL_CHARACTER.test(value), { message: 'must not contain control characters' })
+  .meta({ pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' });
+
 export const capabilitySchema = z.enum(CAPABILITIES);
 
 export const memoryKindSchema = z.enum(MEMORY_KINDS);

@@ -5,6 +5,7 @@ import {
   cursorSchema,
   generationSchema,
   idSchema,
+  memoryKeySchema,
   memoryKindSchema,
   nameSchema,
   sha256Schema,
@@ -67,6 +68,8 @@ export const memorySchema = z.strictObject({
   namespace_id: idSchema,
   kind: memoryKindSchema,
   generation: generationSchema,
+  /** The caller's own name for the memory (decisions §12); null when it has none. */
+  key: memoryKeySchema.nullable(),
 });
 
 export const attestationSchema = z.strictObject({
@@ -150,6 +153,8 @@ export const memoryDeletionReceiptSchema = z.strictObject({
   mode: z.literal('purge'),
   revision_ids: z.array(idSchema).min(1),
   erased_text_sha256: z.array(sha256Schema).min(1),
+  /** The SHA-256 of the erased key; present only when the memory held one (decisions §12). */
+  erased_key_sha256: sha256Schema.optional(),
   recorder_actor_id: idSchema,
   recorded_at: timestampSchema,
 });

@@ -9,6 +9,7 @@ import {
   OPERATIONS,
   workspacesMembersPut,
 } from '../src/operations';
+import { memoriesList } from '../src/operations-lifecycle';
 import {
   idSchema,
   MIN_TIMESTAMP,
@@ -358,6 +359,27 @@ describe('bounds', () => {
     ok(memoryBody, memory({ text: 'tea\u0000cake' }));
     ok(memoryBody, memory({ text: '\u0000' }));
     ok(evidenceBody, evidence({ excerpt: '\u0000' }));
+  });
+
+  it('memory key: optional, 1-256 code points, no control character (Cc), no lone surrogate; the list filter alike', () => {
+    ok(memoryBody, memory({}));
+    expect(memoryBody.parse(memory({}))).not.toHaveProperty('key');
+    ok(memoryBody, memory({ key: 'k'.repeat(256) }));
+    ok(memoryBody, memory({ key: GRINNING.repeat(256) }));
+    ok(memoryBody, memory({ key: 'crm:contact/42 \u2013 Ana \u200b\u00a0\u00e9' }));
+    bad(memoryBody, memory({ key: '' }));
+    bad(memoryBody, memory({ key: null }));
+    bad(memoryBody, memory({ key: 'k'.repeat(257) }));
+    bad(memoryBody, memory({ key: GRINNING.repeat(257) }));
+    for (const control of ['\u0000', '\u0009', '\u000a', '\u001f', '\u007f', '\u0080', '\u009f']) {
+      bad(memoryBody, memory({ key: `a${control}b` }));
+    }
+    bad(memoryBody, memory({ key: 'a\uD83D' }));
+    bad(memoryBody, memory({ key: '\uDE00a' }));
+    const listQuery = memoriesList.input.query;
+    ok(listQuery, { namespace_id: 'ns_1', key: 'crm:1' });
+    bad(listQuery, { namespace_id: 'ns_1', key: 'a\u0000' });
+    bad(listQuery, { namespace_id: 'ns_1', key: '' });
   });
 
   it('evidence_ids: up to 32, no duplicates', () => {

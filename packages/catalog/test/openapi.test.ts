@@ -169,6 +169,22 @@ describe('bounds survive into the document', () => {
     expect([...body.required].sort()).toEqual(['kind', 'namespace_id', 'text', 'valid_from']);
   });
 
+  it('memory keys: optional on create and list (1-256, no control character), on every Memory, in keyed receipts', () => {
+    const key = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' };
+    expect(bodySchema('/v1/memories', 'POST').properties.key).toEqual(key);
+    const filter = parameters(operationOf('/v1/memories', 'GET')).find((p) => p.name === 'key');
+    expect(filter).toMatchObject({ in: 'query', required: false, schema: key });
+    const pattern = new RegExp(key.pattern);
+    expect(pattern.test('crm:42 \u2013 Ana')).toBe(true);
+    for (const control of ['\u0000', '\u001f', '\u007f', '\u009f']) expect(pattern.test(`a${control}`)).toBe(false);
+    const memory = doc.components.schemas.Memory;
+    expect(memory.required).toContain('key');
+    expect(memory.properties.key).toEqual({ anyOf: [key, { type: 'null' }] });
+    const receipt = doc.components.schemas.MemoryDeletionReceipt;
+    expect(receipt.properties.erased_key_sha256).toEqual({ type: 'string', pattern: '^[a-f0-9]{64}$' });
+    expect(receipt.required).not.toContain('erased_key_sha256');
+  });
+
   it('namespaces.list query limit: integer 1-100, default 50, optional', () => {
     const limit = parameters(operationOf('/v1/namespaces', 'GET')).find((p) => p.name === 'limit');
     expect(limit).toMatchObject({ in: 'query', required: false });

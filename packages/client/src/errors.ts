@@ -9,7 +9,7 @@ export interface TmsErrorFields<Code extends ErrorCode = ErrorCode> {
   /** Null only when the answer did not come from the service (e.g. a proxy's error page). */
   request_id: string | null;
   retry_after_seconds: number | null;
-  /** What was wrong, from `X-Error-Detail` (only `invalid_input` carries one). */
+  /** What was wrong, from `X-Error-Detail`: an `invalid_input`'s, or the holder a held memory key's `conflict` names. */
   detail: string | null;
 }
 

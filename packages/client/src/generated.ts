@@ -85,11 +85,13 @@ export type Member = {
 export type Memory = {
   generation: number;
   id: string;
+  key: string | null;
   kind: "claim" | "episode" | "procedure";
   namespace_id: string;
 };
 
 export type MemoryDeletionReceipt = {
+  erased_key_sha256?: string;
   erased_text_sha256: Array<string>;
   id: string;
   memory_id: string;
@@ -503,6 +505,7 @@ export type MemoriesCorrectOutput = {
 /** Input of `memories.create`: path, query and body fields in one object. */
 export type MemoriesCreateInput = {
   evidence_ids?: Array<string>;
+  key?: string;
   kind: "claim" | "episode" | "procedure";
   namespace_id: string;
   support_revision_ids?: Array<string>;
@@ -584,6 +587,8 @@ export type MemoriesListInput = {
   namespace_id: string;
   /** Only memories of this kind. */
   kind?: "claim" | "episode" | "procedure";
+  /** Only the memories holding this key (compared exactly) as seen at `as_of` and `known_at`: at most one. */
+  key?: string;
   /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
   as_of?: number;
   /** UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999 */
@@ -934,7 +939,7 @@ export const OPERATION_TABLE = {
   "memories.forget": {"method":"POST","path":"/v1/memories/{id}/forget","pathParams":["id"],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "memories.get": {"method":"GET","path":"/v1/memories/{id}","pathParams":["id"],"query":["as_of","known_at","include_evidence"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
   "memories.history": {"method":"GET","path":"/v1/memories/{id}/history","pathParams":["id"],"query":["limit","cursor","known_at"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"revisions"}},
-  "memories.list": {"method":"GET","path":"/v1/memories","pathParams":[],"query":["namespace_id","kind","as_of","known_at","limit","cursor"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"items"}},
+  "memories.list": {"method":"GET","path":"/v1/memories","pathParams":[],"query":["namespace_id","kind","key","as_of","known_at","limit","cursor"],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":{"param":"cursor","next":"next_cursor","items":"items"}},
   "namespaces.create": {"method":"POST","path":"/v1/namespaces","pathParams":[],"query":[],"body":true,"idempotent":true,"mutates":true,"workspace":true,"pager":null},
   "namespaces.get": {"method":"GET","path":"/v1/namespaces/{id}","pathParams":["id"],"query":[],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
   "namespaces.grants.list": {"method":"GET","path":"/v1/namespaces/{id}/grants","pathParams":["id"],"query":[],"body":false,"idempotent":false,"mutates":false,"workspace":true,"pager":null},
@@ -1005,7 +1010,7 @@ export interface ClientMethods {
     get(input: MemoriesGetInput, options?: CallOptions): Promise<MemoriesGetOutput>;
     /** GET /v1/memories/{id}/history: List the revisions of a memory, newest generation first, as known at known_at. */
     history(input: MemoriesHistoryInput, options?: CallOptions): Promise<MemoriesHistoryOutput>;
-    /** GET /v1/memories: List the memories of a namespace current at known_at and valid at as_of. */
+    /** GET /v1/memories: List the memories of a namespace current at known_at and valid at as_of (optionally the one holding a key). */
     list(input: MemoriesListInput, options?: CallOptions): Promise<MemoriesListOutput>;
   };
   namespaces: {

@@ -16,17 +16,18 @@ import {
   type Operation,
   workspaceIdSchema,
 } from '@tms/catalog';
-import type {
-  ActorRow,
-  ChainedCommit,
-  CommitStamp,
-  CredentialRow,
-  IdempotencyRecord,
-  InsertCollector,
-  KeyScope,
-  Ledger,
-  Role,
-  Stores,
+import {
+  type ActorRow,
+  type ChainedCommit,
+  type CommitStamp,
+  type CredentialRow,
+  type IdempotencyRecord,
+  type InsertCollector,
+  isKeyHeldViolation,
+  type KeyScope,
+  type Ledger,
+  type Role,
+  type Stores,
 } from '@tms/ledger';
 import { DEFAULT_FUSION, type Embedder, type FusionMethod, type SearchProvider } from '@tms/search';
 import { roleFrom, WorkspaceAccess } from './access';
@@ -45,6 +46,7 @@ import { RequestLoaders } from './loaders';
 import { sha256Hex } from './present';
 import { QueryVectors } from './query-vectors';
 import type { RateLimiter } from './rate-limiter';
+import { keyClaimOf, keyRaceLost } from './services/memories';
 
 /**
  * Reads whose handler loads the caller's standing with its resource in one statement. Every other
@@ -344,12 +346,31 @@ export class Domain {
 
     const write = { operation, input, meta, key, handler, cursors };
     const grouped = key !== null && GROUP_COMMITTED.has(operation.name) && operation.workspace === 'selected';
-    if (this.groupCommits && grouped) {
-      const workspaceId = meta.caller.boundWorkspaceId ?? meta.selectedWorkspaceId;
-      if (workspaceId !== null)
-        return this.groupCommits.submit(workspaceId, this.groupedWrite(write, key), this.observer);
+    const workspaceId = meta.caller.boundWorkspaceId ?? meta.selectedWorkspaceId;
+    const running =
+      this.groupCommits && grouped && workspaceId !== null
+        ? this.groupCommits.submit(workspaceId, this.groupedWrite(write, key), this.observer)
+        : this.writeAlone(write);
+    return this.keyRaceAnswered(running, input, workspaceId);
+  }
+
+  /**
+   * A create that the key index refused even on the ledger's retry (a concurrent create kept
+   * winning) answers the rule's `conflict` naming the holder (decisions §12), never `internal`.
+   */
+  private async keyRaceAnswered(
+    running: Promise<OperationResult>,
+    input: Record<string, unknown>,
+    workspaceId: string | null,
+  ): Promise<OperationResult> {
+    try {
+      return await running;
+    } catch (error) {
+      const { namespace_id: namespaceId, key } = input;
+      if (!isKeyHeldViolation(error) || workspaceId === null) throw error;
+      if (typeof namespaceId !== 'string' || typeof key !== 'string') throw error;
+      throw await keyRaceLost(this.ledger.stores, workspaceId, namespaceId, key);
     }
-    return this.writeAlone(write);
   }
 
   /** A write in its own transaction. */
@@ -407,6 +428,7 @@ export class Domain {
     return {
       deadline: meta.deadline ?? null,
       idempotencyKey: `${meta.caller.principal}\u001f${key}`,
+      claims: [keyClaimOf(input)].filter((claim) => claim !== null),
       alone: () => this.writeAlone(write),
       prepare: async (stores): Promise<PreparedWrite> => {
         let reached: (point: { request: CommitRequest; stamp: Deferred<CommitStamp> }) => void = () => {};

@@ -38,12 +38,14 @@ export function invalidInput(detail: string): DomainError {
 }
 
 /**
- * The detail a client may see for an error: only `invalid_input` carries one (decisions §7:
- * `not_found` and `forbidden` never hint at whether something exists). Null for anything else.
+ * The detail a client may see for an error: every `invalid_input` carries one, and a `conflict`
+ * over a held key names the holder (decisions §7, §12); `not_found` and `forbidden` never hint
+ * at whether something exists. Null for anything else.
  */
 export function publicDetail(error: unknown): string | null {
-  if (!(error instanceof DomainError) || error.code !== 'invalid_input') return null;
-  return boundDetail(error.detail ?? 'the request is invalid');
+  if (!(error instanceof DomainError)) return null;
+  if (error.code === 'invalid_input') return boundDetail(error.detail ?? 'the request is invalid');
+  return error.detailShown && error.detail ? boundDetail(error.detail) : null;
 }
 
 /**

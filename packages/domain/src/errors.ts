@@ -6,6 +6,11 @@ export class DomainError extends Error {
     readonly code: ErrorCode,
     readonly detail?: string,
     readonly retryAfterSeconds: number | null = null,
+    /**
+     * The caller is told `detail` although the code is not `invalid_input` (a held key names its
+     * holder, decisions §12); every other detail stays in the logs (decisions §7).
+     */
+    readonly detailShown = false,
   ) {
     super(detail ? `${code}: ${detail}` : code);
     this.name = 'DomainError';

@@ -75,6 +75,12 @@ export interface GroupedWrite {
    */
   readonly idempotencyKey: string | null;
   /**
+   * Names no two writes of one batch may share besides their idempotency keys (a memory key in
+   * its namespace): a write does not see its batch-mates' rows, so the second waits for the next
+   * batch and its rules then see the first's.
+   */
+  readonly claims: readonly string[];
+  /**
    * Phase one on the batch's transaction: reads and rules, up to the commit point. It must not
    * write (a rule failure then leaves no trace without a savepoint); a DomainError fails this
    * write alone. The batch has taken the advisory lock of its `idempotencyKey` (as
@@ -168,18 +174,22 @@ export class GroupCommitter {
     this.queues.delete(workspaceId);
   }
 
-  /** The next batch in arrival order; a second write under a key already in it waits for the next. */
+  /**
+   * The next batch in arrival order; a second write under an idempotency key or a claim already
+   * in it waits for the next.
+   */
   private take(queue: Entry[]): Entry[] {
     const batch: Entry[] = [];
-    const keys = new Set<string>();
+    const taken = new Set<string>();
     for (let i = 0; i < queue.length && batch.length < this.maxGroupSize; ) {
       const entry = queue[i] as Entry;
       const key = entry.write.idempotencyKey;
-      if (key !== null && keys.has(key)) {
+      const names = key === null ? entry.write.claims : [key, ...entry.write.claims];
+      if (names.some((name) => taken.has(name))) {
         i += 1;
         continue;
       }
-      if (key !== null) keys.add(key);
+      for (const name of names) taken.add(name);
       batch.push(entry);
       queue.splice(i, 1);
     }

@@ -104,8 +104,8 @@ export class RequestLoaders {
       const access = await this.access();
       const found = new Map<string, number>();
       for (const [knownAt, ids] of byKnownAt(keys)) {
-        const generations = await this.stores.memories.generationsAt(access.workspaceId, ids, knownAt);
-        for (const [id, generation] of generations) found.set(atKey({ id, knownAt }), generation);
+        const identities = await this.stores.memories.identitiesAt(access.workspaceId, ids, knownAt);
+        for (const [id, { generation }] of identities) found.set(atKey({ id, knownAt }), generation);
       }
       return keys.map((key) => found.get(atKey(key)) ?? null);
     },

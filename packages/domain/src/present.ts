@@ -181,6 +181,7 @@ export function presentDeletionReceipt(row: DeletionReceiptRow): MemoryDeletionR
     ...common,
     revision_ids: row.revisionIds,
     erased_text_sha256: row.erasedSha256,
+    ...(row.erasedKeySha256 === null ? {} : { erased_key_sha256: row.erasedKeySha256 }),
     ...recorded,
   };
 }

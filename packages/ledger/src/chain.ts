@@ -7,9 +7,10 @@
  * The digest input holds the commit's sequence, `recorded_at`, actor and operation, and for each
  * row the commit names (its `subject_ids`, in that order) the row's record: its identity and the
  * fields fixed when it was written, with any text (a revision's text, an evidence excerpt, a
- * locator, a URL) replaced by its SHA-256. A purge erases text but keeps its hash (evidence keeps
- * `excerpt_sha256`; a memory's receipt keeps each revision's erased text hash), so a purge leaves
- * every digest as it was. The commit before sequence 1 is the genesis hash, 64 zeros.
+ * locator, a URL, a memory's key) replaced by its SHA-256. A purge erases text but keeps its hash
+ * (evidence keeps `excerpt_sha256`, a memory its `key_sha256`; a memory's receipt keeps each
+ * revision's erased text hash), so a purge leaves every digest as it was. The commit before
+ * sequence 1 is the genesis hash, 64 zeros.
  *
  * This file is the one definition of the canonical form on the server; `@tms/client` carries the
  * reader's copy (it has no dependencies) and both are pinned by the vectors in the docs.
@@ -121,6 +122,15 @@ export function emptySources(): RecordSources {
   };
 }
 
+/**
+ * A memory key's hash as the chain records it: the key's while kept, the stored one once purged.
+ * A key without a stored hash (written behind the service's back) shows as a mismatch.
+ */
+function keyHash(row: MemoryRow): string {
+  if (row.keySha256 === null) return `mismatch:${sha256Hex(row.key ?? '')}`;
+  return keptTextHash(row.key, row.keySha256);
+}
+
 /** The text hash of a revision: of its text while kept, from its receipt once purged. */
 function revisionTextHash(row: RevisionRow, sources: RecordSources): string {
   if (row.text !== null) return sha256Hex(row.text);
@@ -175,7 +185,19 @@ export function recordOf(id: string, sources: RecordSources): DigestRecord {
     }
     case 'memory': {
       const r = sources.memories.get(id);
-      return r ? { created_at: r.createdAt, id, kind, memory_kind: r.kind, namespace_id: r.namespaceId } : missing();
+      if (!r) return missing();
+      // Only a keyed memory's record names a key hash: every keyless record reads as it did before keys.
+      if (r.key === null && r.keySha256 === null) {
+        return { created_at: r.createdAt, id, kind, memory_kind: r.kind, namespace_id: r.namespaceId };
+      }
+      return {
+        created_at: r.createdAt,
+        id,
+        key_sha256: keyHash(r),
+        kind,
+        memory_kind: r.kind,
+        namespace_id: r.namespaceId,
+      };
     }
     case 'revision': {
       const r = sources.revisions.get(id);
@@ -206,8 +228,10 @@ export function recordOf(id: string, sources: RecordSources): DigestRecord {
     case 'receipt': {
       const r = sources.receipts.get(id);
       if (!r) return missing();
+      const erasedKey = r.erasedKeySha256 === null ? {} : { erased_key_sha256: r.erasedKeySha256 };
       return {
         commit_sequence: r.commitSequence,
+        ...erasedKey,
         erased_sha256: r.erasedSha256,
         id,
         kind,

@@ -36,7 +36,7 @@ export {
   partitionedStatements,
   partitionNames,
 } from './layout';
-export { Ledger } from './ledger';
+export { isKeyHeldViolation, Ledger } from './ledger';
 export { decodePathKey, encodePathKey } from './path-key';
 export * as schema from './schema';
 export type { ChainedCommit, ChainHead } from './storage/chain-storage';

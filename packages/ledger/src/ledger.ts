@@ -7,6 +7,23 @@ const UNIQUE_VIOLATION = '23505';
 const SERIALIZATION_FAILURE = '40001';
 const DEADLOCK = '40P01';
 
+/**
+ * Whether a write failed because another memory of its namespace holds its key (the
+ * `memories_key_held` index, schema.ts): a unique violation on the memories table, whose other
+ * unique key (the primary key) fresh ids never repeat. Named by table, not by index, because a
+ * partition (`memories_p3`) or a Citus shard (`memories_102040`) reports its own index's name.
+ */
+export function isKeyHeldViolation(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth += 1) {
+    const fields = current as { code?: unknown; table_name?: unknown; table?: unknown };
+    const table = fields.table_name ?? fields.table;
+    if (fields.code === UNIQUE_VIOLATION && typeof table === 'string' && /^memories(_p?\d+)?$/.test(table)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 function isRetryable(error: unknown): boolean {
   const code =
     (error as { code?: string; cause?: { code?: string } })?.code ??

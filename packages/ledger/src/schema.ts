@@ -251,8 +251,23 @@ export const memories = pgTable(
     generation: bigint('generation', { mode: 'number' }).notNull(),
     createdAt: seconds('created_at').notNull(),
     purgedAt: seconds('purged_at'),
+    /** The caller's own name for the memory (decisions §12); null when none, and once purged. */
+    key: utf8('key'),
+    /** SHA-256 of the key's UTF-8 bytes, kept after a purge (the chain covers it); null when none. */
+    keySha256: text('key_sha256'),
+    /** When a retraction ended the memory (it then no longer holds its key); null while it is current. */
+    retractedAt: seconds('retracted_at'),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('memories_namespace').on(t.workspaceId, t.namespaceId)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index('memories_namespace').on(t.workspaceId, t.namespaceId),
+    // At most one memory neither retracted nor purged holds a key in a namespace (a purge nulls the key).
+    uniqueIndex('memories_key_held')
+      .on(t.workspaceId, t.namespaceId, t.key)
+      .where(sql`key is not null and retracted_at is null`),
+    // Every holder a key ever had, for memories.list by key at an earlier known_at.
+    index('memories_key').on(t.workspaceId, t.namespaceId, t.key).where(sql`key is not null`),
+  ],
 );
 
 export const revisions = pgTable(
@@ -326,6 +341,8 @@ export const deletionReceipts = pgTable(
     namespaceId: text('namespace_id').notNull(),
     revisionIds: text('revision_ids').array().notNull(),
     erasedSha256: text('erased_sha256').array().notNull(),
+    /** SHA-256 of the erased memory key; null when the memory had none (and for evidence). */
+    erasedKeySha256: text('erased_key_sha256'),
     recorderActorId: text('recorder_actor_id').notNull(),
     recordedAt: seconds('recorded_at').notNull(),
     commitSequence: bigint('commit_sequence', { mode: 'number' }).notNull(),

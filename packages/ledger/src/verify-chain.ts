@@ -162,12 +162,13 @@ export interface ExportedCommit {
 const TEXT_FIELDS: Readonly<Record<string, { field: string; hash: string }>> = {
   revision: { field: 'text', hash: 'text_sha256' },
   evidence: { field: 'excerpt', hash: 'excerpt_sha256' },
+  memory: { field: 'key', hash: 'key_sha256' },
 };
 
 /**
  * Verify an export offline (`svc ledger verify --file`): its `commit` lines must chain from
- * genesis without a gap, and every text an exported revision or evidence line carries must hash
- * to what its commit recorded. Lines come in file order.
+ * genesis without a gap, and every text an exported revision, evidence or memory line carries (a
+ * memory's is its key) must hash to what its commit recorded. Lines come in file order.
  */
 export function verifyExportLines(lines: Iterable<Record<string, unknown>>): ChainVerdict {
   const commits: { input: CommitDigestInput; chainHash: string | null }[] = [];

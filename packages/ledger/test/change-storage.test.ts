@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Change, encodePathKey, Ledger, subjectTypeOf } from '../src/index';
-import { evidenceRow, revisionRow } from './rows';
+import { evidenceRow, revisionRow, UNKEYED } from './rows';
 
 type Driver = 'pglite' | 'postgres';
 const DRIVERS: Driver[] = ['pglite', 'postgres'];
@@ -72,7 +72,7 @@ async function seed(ledger: Ledger): Promise<void> {
   });
   await commit(WS, 'evidence.verify', ['vf_1']); // 8
   await stores.memories.insert(
-    { workspaceId: WS, id: 'mem_1', namespaceId: 'ns_c', kind: 'claim', generation: 1, createdAt: 9, purgedAt: null },
+    { workspaceId: WS, id: 'mem_1', namespaceId: 'ns_c', kind: 'claim', generation: 1, createdAt: 9, ...UNKEYED },
     revisionRow(WS, 'rev_1', {
       memoryId: 'mem_1',
       namespaceId: 'ns_c',
@@ -90,6 +90,7 @@ async function seed(ledger: Ledger): Promise<void> {
     namespaceId: 'ns_a',
     revisionIds: [],
     erasedSha256: [],
+    erasedKeySha256: null,
     recorderActorId: 'act_1',
     recordedAt: 10,
     commitSequence: 10,

@@ -98,3 +98,39 @@ describe('migration 0005_idempotency_key_directory', () => {
     });
   });
 });
+
+describe('migration 0007_memory_keys', () => {
+  const before = foldersBefore('0007_memory_keys');
+  afterAll(() => fs.rmSync(before, { recursive: true, force: true }));
+
+  it('marks the memories retracted before it as retracted when their newest revision ended; others stay current', async () => {
+    await onLedgerBefore(before, async (ledger, db) => {
+      const memory = (id: string, generation: number) =>
+        sql`insert into memories (workspace_id, id, namespace_id, kind, generation, created_at)
+          values ('ws_a', ${id}, 'ns_1', 'claim', ${generation}, 1)`;
+      const revision = (id: string, memoryId: string, generation: number, until: number | null) =>
+        sql`insert into revisions (workspace_id, id, memory_id, namespace_id, kind, generation, text, status, valid_from,
+              recorded_at, recorded_until, commit_sequence, evidence_ids, support_revision_ids)
+            values ('ws_a', ${id}, ${memoryId}, 'ns_1', 'claim', ${generation}, 't'::bytea, 'candidate', 0,
+              ${generation}, ${until}, ${generation}, '{}', '{}')`;
+      // Corrected once and still current; retracted at once; corrected, then retracted.
+      await db.execute(memory('mem_live', 2));
+      await db.execute(revision('rev_live_1', 'mem_live', 1, 5));
+      await db.execute(revision('rev_live_2', 'mem_live', 2, null));
+      await db.execute(memory('mem_gone', 1));
+      await db.execute(revision('rev_gone_1', 'mem_gone', 1, 7));
+      await db.execute(memory('mem_late', 2));
+      await db.execute(revision('rev_late_1', 'mem_late', 1, 3));
+      await db.execute(revision('rev_late_2', 'mem_late', 2, 9));
+      await ledger.migrate();
+      const rows = rowsOf<{ id: string; retracted_at: number | null; key: unknown; key_sha256: string | null }>(
+        await db.execute(sql`select id, retracted_at, key, key_sha256 from memories order by id`),
+      );
+      expect(rows).toEqual([
+        { id: 'mem_gone', retracted_at: 7, key: null, key_sha256: null },
+        { id: 'mem_late', retracted_at: 9, key: null, key_sha256: null },
+        { id: 'mem_live', retracted_at: null, key: null, key_sha256: null },
+      ]);
+    });
+  });
+});

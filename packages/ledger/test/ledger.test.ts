@@ -282,6 +282,9 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
             generation: 1,
             createdAt: 1,
             purgedAt: null,
+            key: null,
+            keySha256: null,
+            retractedAt: null,
           },
           revisionRow(ws, `rev_${i}`, { text }),
         );
@@ -324,6 +327,9 @@ describe.each(DRIVERS)('ledger on %s', (driver) => {
             generation: 1,
             createdAt: t,
             purgedAt: null,
+            key: null,
+            keySha256: null,
+            retractedAt: null,
           },
           revisionRow(ws, `rev_t${i}`, { memoryId: `mem_t${i}`, validFrom: t, validTo: t + 1, recordedAt: t }),
         );

@@ -72,6 +72,9 @@ describe.each([
         kind: 'claim' as const,
         createdAt: 10,
         purgedAt: null,
+        key: null,
+        keySha256: null,
+        retractedAt: null,
       };
       await stores.memories.insert({ ...memory, id: 'mem_long', generation: 6 }, first as RevisionRow);
       for (const revision of later) await stores.memories.insertRevision(revision, revision.generation);

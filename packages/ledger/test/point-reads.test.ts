@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger';
 import { rowsOf } from '../src/rows';
 import type { StandingQuery } from '../src/storage/read-view';
-import { revisionRow } from './rows';
+import { revisionRow, UNKEYED } from './rows';
 
 const standing: StandingQuery = { actorId: 'act_reader', credential: null, operator: false };
 const POINT_READS_APPLICATION = 'tms-point-reads';
@@ -82,6 +82,9 @@ describe('point reads on connections of their own (postgres)', () => {
           generation: 1,
           createdAt: 1,
           purgedAt: null,
+          key: null,
+          keySha256: null,
+          retractedAt: null,
         },
         revisionRow('ws_p', 'rev_tx', { memoryId: 'mem_tx' }),
       );
@@ -99,7 +102,7 @@ describe('point reads on connections of their own (postgres)', () => {
     await ledger.transaction(async (stores) => {
       for (const id of ids) {
         await stores.memories.insert(
-          { workspaceId: 'ws_p', id, namespaceId: 'ns_1', kind: 'claim', generation: 1, createdAt: 1, purgedAt: null },
+          { workspaceId: 'ws_p', id, namespaceId: 'ns_1', kind: 'claim', generation: 1, createdAt: 1, ...UNKEYED },
           revisionRow('ws_p', `rev_${id}`, { memoryId: id }),
         );
       }

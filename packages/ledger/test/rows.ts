@@ -49,3 +49,6 @@ export function revisionRow(workspaceId: string, id: string, fields: Partial<Rev
     ...fields,
   };
 }
+
+/** The memory row fields of a memory without a key, never retracted or purged. */
+export const UNKEYED = { purgedAt: null, key: null, keySha256: null, retractedAt: null } as const;

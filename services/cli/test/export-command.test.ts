@@ -21,6 +21,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const PURGED_TEXTS = ['quokka-purged-first-text', 'narwhal-purged-corrected-text'];
 const PURGED_EXCERPT = 'axolotl-purged-excerpt';
+const PURGED_KEY = 'pangolin-purged-key';
+const KEPT_KEY = 'crm:first claim';
 
 // biome-ignore lint/suspicious/noExplicitAny: the domain's JSON answers, compared field by field
 type Json = Record<string, any>;
@@ -82,7 +84,10 @@ async function writeWorkspace(ledger: Ledger): Promise<Written> {
 
   const remember = async (namespace_id: string, text: string, extra: Json = {}) =>
     (await call('memories.create', { body: { namespace_id, kind: 'claim', text, valid_from: 0, ...extra } })) as Json;
-  const m1 = await remember(alpha.namespace.id, 'first claim', { evidence_ids: [kept.evidence.id] });
+  const m1 = await remember(alpha.namespace.id, 'first claim', {
+    evidence_ids: [kept.evidence.id],
+    key: KEPT_KEY,
+  });
   const dependent = await remember(alpha.namespace.id, 'rests on the first claim', {
     support_revision_ids: [m1.revision.id],
   });
@@ -90,7 +95,7 @@ async function writeWorkspace(ledger: Ledger): Promise<Written> {
     params: { id: m1.memory.id },
     body: { expected_generation: 1, text: 'corrected claim' },
   });
-  const purged = await remember(alpha.namespace.id, PURGED_TEXTS[0] as string);
+  const purged = await remember(alpha.namespace.id, PURGED_TEXTS[0] as string, { key: PURGED_KEY });
   await call('memories.correct', {
     params: { id: purged.memory.id },
     body: { expected_generation: 1, text: PURGED_TEXTS[1] },
@@ -100,7 +105,7 @@ async function writeWorkspace(ledger: Ledger): Promise<Written> {
     body: { mode: 'purge', expected_generation: 2 },
   });
   const evidenceReceipt = await call('evidence.forget', { params: { id: purgedEvidence.evidence.id }, body: {} });
-  const retracted = await remember(alpha.namespace.id, 'retracted claim');
+  const retracted = await remember(alpha.namespace.id, 'retracted claim', { key: 'crm:retracted' });
   await call('memories.forget', {
     params: { id: retracted.memory.id },
     body: { mode: 'retract', expected_generation: 1 },
@@ -236,8 +241,16 @@ describe.each(['pglite', 'postgres'] as const)('svc export (%s)', (driver) => {
         .map((l) => l.memory_id ?? l.evidence_id)
         .sort(),
     ).toEqual([written.ids.purged, written.ids.purgedEvidence].sort());
-    for (const secret of [...PURGED_TEXTS, PURGED_EXCERPT]) expect(bytes.includes(secret), secret).toBe(false);
+    for (const secret of [...PURGED_TEXTS, PURGED_EXCERPT, PURGED_KEY]) {
+      expect(bytes.includes(secret), secret).toBe(false);
+    }
     expect(bytes.includes('corrected claim')).toBe(true);
+    // Keys are exported with their memories (the purged one only as its receipt's hash).
+    expect(lines.find((l) => l.id === written.ids.m1)).toMatchObject({ type: 'memory', key: KEPT_KEY });
+    expect(lines.find((l) => l.memory_id === written.ids.purged)).toMatchObject({
+      type: 'receipt',
+      erased_key_sha256: sha256Hex(PURGED_KEY),
+    });
     // The renamed namespace is listed once, at its creation, under its present name.
     expect(lines.filter((l) => l.id === written.ids.alpha)).toMatchObject([
       { name: 'alpha', display_path: ['team', 'alpha'] },

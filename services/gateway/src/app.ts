@@ -233,7 +233,7 @@ export function createApp(deps: AppDependencies): http.Server {
         if (error instanceof DomainError) {
           const detail = publicDetail(error);
           if (detail !== null) {
-            logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, 'invalid_input');
+            logger.debug({ request_id: scope.requestId, operation: scope.operation, detail }, error.code);
           }
           return scope.sendError(res, error.code, error.retryAfterSeconds, detail ?? authFailureReason(error));
         }

@@ -91,7 +91,13 @@ describe.each(DRIVERS)('bitemporal reads of created memories (%s)', (driver) => 
     expect(res.body.as_of).toBe(res.body.known_at);
     expect(res.body.known_at).toBeGreaterThanOrEqual(created.commit.recorded_at);
     expect(res.body.view.revision).toEqual(created.revision);
-    expect(res.body.view.memory).toEqual({ id: created.memory.id, namespace_id: ns.id, kind: 'claim', generation: 1 });
+    expect(res.body.view.memory).toEqual({
+      id: created.memory.id,
+      namespace_id: ns.id,
+      kind: 'claim',
+      generation: 1,
+      key: null,
+    });
     expect(created.memory.generation).toBe(1);
     expect(created.revision.generation).toBe(1);
     expect(res.body.view.stale).toBe(false);

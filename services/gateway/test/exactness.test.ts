@@ -187,7 +187,13 @@ describe.each(DRIVERS)('exact answers (%s)', (driver) => {
       'memories.create',
     );
     const memoryAt = nextCommit(memory.commit);
-    expect(memory.memory).toEqual({ id: expect.any(String), namespace_id: kid.id, kind: 'claim', generation: 1 });
+    expect(memory.memory).toEqual({
+      id: expect.any(String),
+      namespace_id: kid.id,
+      kind: 'claim',
+      generation: 1,
+      key: null,
+    });
     expect(memory.revision).toEqual({
       id: expect.any(String),
       memory_id: memory.memory.id,

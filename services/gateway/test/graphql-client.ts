@@ -78,7 +78,7 @@ export const FRAGMENTS: Record<string, string> = {
   N: 'fragment N on Namespace { id workspaceId parentId name displayPath createdAt updatedAt }',
   E: 'fragment E on Evidence { id namespaceId sourceLocator contentRootSha256 excerpt excerptSha256 recorderActorId recordedAt }',
   V: 'fragment V on Verification { id evidenceId contentRootSha256 excerptSha256 verdict verifierActorId recordedAt }',
-  M: 'fragment M on Memory { id namespaceId kind generation }',
+  M: 'fragment M on Memory { id namespaceId kind generation key }',
   R: `fragment R on MemoryRevision {
     id memoryId namespaceId kind generation text status validFrom validTo recordedAt recordedUntil
     evidenceIds supportRevisionIds
@@ -94,7 +94,7 @@ export const FRAGMENTS: Record<string, string> = {
     }
     capabilities inherit
   }`,
-  MR: 'fragment MR on MemoryDeletionReceipt { id memoryId namespaceId mode revisionIds erasedTextSha256 recorderActorId recordedAt }',
+  MR: 'fragment MR on MemoryDeletionReceipt { id memoryId namespaceId mode revisionIds erasedTextSha256 erasedKeySha256 recorderActorId recordedAt }',
   ER: 'fragment ER on EvidenceDeletionReceipt { id evidenceId namespaceId mode erasedExcerptSha256 recorderActorId recordedAt }',
 };
 

@@ -265,6 +265,7 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
           text: 'Ana prefers tea.',
           valid_from: 1.5e9,
           evidence_ids: [evidence.id],
+          key: 'pref:ana/thé',
         },
         api,
       },
@@ -276,6 +277,7 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
           text: 'Ana prefers tea.',
           validFrom: 1.5e9,
           evidenceIds: [evidence.id],
+          key: 'pref:ana/thé',
         },
         selection: '{ memory { ...M } revision { ...R } commit { ...C } }',
         client: gw,
@@ -283,6 +285,7 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
       'graphql',
     );
     expect(asserted.revision.status).toBe('asserted');
+    expect(asserted.memory.key).toBe('pref:ana/thé');
     const candidate = (
       await api.post('/v1/memories', {
         namespace_id: child.id,
@@ -397,8 +400,8 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
     );
 
     const listQuery =
-      gql(`query($ns: ID!, $first: Int, $after: String, $kind: MemoryKind, $asOf: Float, $knownAt: Float) {
-      memories(namespaceId: $ns, first: $first, after: $after, kind: $kind, asOf: $asOf, knownAt: $knownAt) {
+      gql(`query($ns: ID!, $first: Int, $after: String, $kind: MemoryKind, $key: String, $asOf: Float, $knownAt: Float) {
+      memories(namespaceId: $ns, first: $first, after: $after, kind: $kind, key: $key, asOf: $asOf, knownAt: $knownAt) {
         edges { node { memory { ...M } revision { ...R } stale } } pageInfo { endCursor }
       }
     }`);
@@ -420,6 +423,13 @@ describe.each(DRIVERS)('GraphQL parity with /v1 (%s)', (driver) => {
       (await api.get('/v1/memories', { query: { namespace_id: child.id, kind: 'episode', as_of: 0, known_at: 4e9 } }))
         .body,
       page((await gw.data(listQuery, { ns: child.id, kind: 'episode', asOf: 0, knownAt: 4e9 })).memories, 'items'),
+    );
+    const byKey = (await api.get('/v1/memories', { query: { namespace_id: child.id, key: 'pref:ana/thé' } })).body;
+    expect(byKey.items.map((item: Json) => item.memory.id)).toEqual([asserted.memory.id]);
+    await read(
+      'memories.list',
+      byKey,
+      page((await gw.data(listQuery, { ns: child.id, key: 'pref:ana/thé' })).memories, 'items'),
     );
 
     // ---- recall (read-only, POST) --------------------------------------------------------

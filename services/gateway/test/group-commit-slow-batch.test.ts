@@ -30,6 +30,7 @@ describe('group commit reports a batch running past its deadlines', () => {
     const stuck: GroupedWrite = {
       deadline: new Deadline(50),
       idempotencyKey: null,
+      claims: [],
       async prepare() {
         await reads.opened;
         return { kind: 'answered', result: { json: '{"stuck":false}', replayed: false } };

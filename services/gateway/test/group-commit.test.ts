@@ -1,10 +1,10 @@
 import { OPERATION_LIMITS } from '@tms/catalog';
 import { GroupCommitter } from '@tms/domain';
-import { newId } from '@tms/ledger';
-import { type ApiClient, type CallResult, freshKey } from '@tms/testkit';
+import { newId, verifyWorkspaceChain } from '@tms/ledger';
+import { ApiClient, type CallResult, freshKey } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from './harness';
+import { type Harness, startHarness, startPeerGateway } from './harness';
 import { expectError, expectShape } from './shapes';
 
 /**
@@ -62,7 +62,7 @@ describe('group commit per workspace (postgres)', () => {
     ws: string,
     first: () => Promise<CallResult>,
     rest: () => Promise<T>[],
-    beforeRelease: () => void = () => {},
+    beforeRelease: () => void | Promise<void> = () => {},
   ): Promise<{ first: CallResult; rest: T[] }> {
     const committer = GroupCommitter.of(h.gateway.ledger);
     let release = () => {};
@@ -89,7 +89,7 @@ describe('group commit per workspace (postgres)', () => {
       }, 'the first batch to wait on the head');
       const restAnswers = rest();
       await until(() => committer.pending(ws) === 1 + restAnswers.length, 'the other writes to queue');
-      beforeRelease();
+      await beforeRelease();
       release();
       await holder;
       return { first: await firstAnswer, rest: await Promise.all(restAnswers) };
@@ -287,6 +287,80 @@ describe('group commit per workspace (postgres)', () => {
     // Executed in the batch (the repeat waited for the next one), not by falling back to one
     // transaction per write.
     expect(log[1]?.xmin).toBe(log[2]?.xmin);
+  });
+
+  it('creates with one memory key never share a batch: the first wins, each later one is a conflict naming it', async () => {
+    const { ws, api, namespaceId } = await workspaceWithNamespace();
+    const before = (await commitsOf(ws)).length;
+    const logsBefore = h.logs.length;
+    const keyed = (text: string) => memoryBody(namespaceId, text, { key: 'account:9' });
+    const { first, rest } = await behindHeldHead(
+      ws,
+      () => api.post('/v1/memories', keyed('first')),
+      () => [
+        api.post('/v1/memories', keyed('second')),
+        api.post('/v1/memories', memoryBody(namespaceId, 'unkeyed A')),
+        api.post('/v1/memories', keyed('third')),
+        api.post('/v1/memories', memoryBody(namespaceId, 'other key', { key: 'account:10' })),
+        api.post('/v1/memories', memoryBody(namespaceId, 'unkeyed B')),
+      ],
+    );
+    const winner = expectShape(first, 'memories.create').memory.id;
+    const [second, unkeyedA, third, otherKey, unkeyedB] = rest as CallResult[];
+    for (const refused of [second, third]) {
+      expectError(refused as CallResult, 'conflict', { detail: `body.key: held by memory ${winner}` });
+    }
+    for (const kept of [unkeyedA, otherKey, unkeyedB]) expectShape(kept as CallResult, 'memories.create');
+    // The writes that could share a batch did (the second keyed create with them, refused by its
+    // rule, not by the index): the three kept ones committed in one transaction, nothing ran alone.
+    const log = (await commitsOf(ws)).slice(before);
+    expect(log.map((r) => Number(r.sequence))).toEqual([before + 1, before + 2, before + 3, before + 4]);
+    expect(new Set(log.slice(1).map((r) => r.xmin)).size).toBe(1);
+    expect((await revisionTextsOf(ws)).sort()).toEqual(['first', 'other key', 'unkeyed A', 'unkeyed B']);
+    expect(h.logs.slice(logsBefore).filter((line) => line.includes('"level":50'))).toEqual([]);
+  });
+
+  it('two gateways racing for one memory key: the index lets one commit, the other answers conflict naming it', async () => {
+    const { ws, api, namespaceId } = await workspaceWithNamespace();
+    const peer = await startPeerGateway(h, {});
+    try {
+      const peerApi = new ApiClient(peer.gateway.url, api.token, ws);
+      const before = (await commitsOf(ws)).length;
+      const logsBefore = h.logs.length;
+      const keyed = (text: string) => memoryBody(namespaceId, text, { key: 'race:peer' });
+      const peerCommitter = GroupCommitter.of(peer.gateway.ledger);
+      let peerAnswer: Promise<CallResult> = Promise.reject(new Error('not sent'));
+      peerAnswer.catch(() => {});
+      // Both batches pass their rules (neither sees the other's row) and wait on the held head.
+      const { first } = await behindHeldHead(
+        ws,
+        () => api.post('/v1/memories', keyed('from the harness gateway')),
+        () => [],
+        async () => {
+          peerAnswer = peerApi.post('/v1/memories', keyed('from the peer gateway'));
+          await until(async () => {
+            const waiting = await query<{ n: number }>(
+              sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+            );
+            return peerCommitter.pending(ws) === 1 && (waiting[0]?.n ?? 0) >= 2;
+          }, 'the peer batch to wait on the head');
+        },
+      );
+      const answers = [first, await peerAnswer];
+      const won = answers.filter((a) => a.status === 200);
+      expect(won).toHaveLength(1);
+      const winner = (won[0] as CallResult).body.memory.id as string;
+      const lost = answers.find((a) => a.status !== 200) as CallResult;
+      expectError(lost, 'conflict', { detail: `body.key: held by memory ${winner}` });
+      // One commit, no gap, and the chain still whole.
+      const log = (await commitsOf(ws)).slice(before);
+      expect(log.map((r) => Number(r.sequence))).toEqual([before + 1]);
+      const verdict = await h.gateway.ledger.snapshot((stores) => verifyWorkspaceChain(stores, ws));
+      expect(verdict.intact).toBe(true);
+      expect(h.logs.slice(logsBefore).filter((line) => line.includes('"level":50'))).toEqual([]);
+    } finally {
+      await peer.gateway.close();
+    }
   });
 
   it('a batch of N creates sends the same statements while it holds the head, whatever N', async () => {

@@ -9,7 +9,8 @@ import crypto from 'node:crypto';
  * - a revision is the rectangle [valid_from, valid_to) x [recorded_at, recorded_until);
  * - at known_at K a memory's current revision is the one with recorded_at <= K < recorded_until;
  * - anything recorded after K (an end of record, an invalidation) is not shown at K;
- * - a purged memory or excerpt is suppressed at every K.
+ * - a purged memory or excerpt is suppressed at every K;
+ * - a key is held by at most one memory of a namespace that is neither retracted nor purged.
  *
  * Times come from the server (each commit's `recorded_at`); the model never reads a clock.
  */
@@ -60,6 +61,8 @@ export interface MemoryState {
   id: string;
   namespace_id: string;
   kind: Kind;
+  /** The caller's own name for it (decisions §12), fixed at creation. */
+  key: string | null;
   purged: boolean;
   /** Oldest generation first. */
   revisions: Revision[];
@@ -158,7 +161,13 @@ export class ReferenceLedger {
   }
 
   memoryOf(m: MemoryState, knownAt?: number) {
-    return { id: m.id, namespace_id: m.namespace_id, kind: m.kind, generation: this.generation(m, knownAt) };
+    return {
+      id: m.id,
+      namespace_id: m.namespace_id,
+      kind: m.kind,
+      generation: this.generation(m, knownAt),
+      key: m.key,
+    };
   }
 
   private visibleAt(m: MemoryState, asOf: number, knownAt: number): Revision | null {
@@ -215,9 +224,14 @@ export class ReferenceLedger {
     return { status: 200, body: { revisions, next_cursor: null } };
   }
 
-  list(namespaceId: string, asOf: number, knownAt: number, kind?: Kind): Expected<unknown> {
+  list(namespaceId: string, asOf: number, knownAt: number, kind?: Kind, key?: string): Expected<unknown> {
     const items = [...this.memories.values()]
-      .filter((m) => m.namespace_id === namespaceId && (kind === undefined || m.kind === kind))
+      .filter(
+        (m) =>
+          m.namespace_id === namespaceId &&
+          (kind === undefined || m.kind === kind) &&
+          (key === undefined || m.key === key),
+      )
       .sort(byId)
       .flatMap((m) => {
         const r = this.visibleAt(m, asOf, knownAt);
@@ -254,6 +268,15 @@ export class ReferenceLedger {
       else if (r.recorded_until !== null) codes.add('conflict');
     }
     return [...codes];
+  }
+
+  /** A create naming a key that a memory of the namespace, neither retracted nor purged, holds: `conflict`. */
+  keyErrors(namespaceId: string, key: string | null): ErrorCode[] {
+    if (key === null) return [];
+    const held = [...this.memories.values()].some(
+      (m) => m.namespace_id === namespaceId && m.key === key && !m.purged && this.currentNow(m) !== null,
+    );
+    return held ? ['conflict'] : [];
   }
 
   /** The addressed memory of a lifecycle write: unknown or purged is `not_found`, then the generation. */
@@ -368,14 +391,16 @@ export class ReferenceLedger {
       valid_to: number | null;
       evidence_ids: string[];
       support_revision_ids: string[];
+      key?: string;
     },
     ids: { memory: string; revision: string; attestation: string | null },
     stamp: Stamp,
   ): { memory: MemoryState; revision: Revision } {
     const at = this.record(stamp);
+    const { key, ...fields } = body;
     const earned = this.earnedAttestation(body.evidence_ids);
     const revision = this.newRevision(
-      { ...body, id: ids.revision, memory_id: ids.memory, generation: 1 },
+      { ...fields, id: ids.revision, memory_id: ids.memory, generation: 1 },
       earned && { id: ids.attestation ?? '(missing attestation id)', ...earned },
       at,
     );
@@ -383,6 +408,7 @@ export class ReferenceLedger {
       id: ids.memory,
       namespace_id: body.namespace_id,
       kind: body.kind,
+      key: key ?? null,
       purged: false,
       revisions: [revision],
     };
@@ -463,7 +489,11 @@ export class ReferenceLedger {
 
   /** What a purge's receipt lists (also for a dry run). */
   receiptOf(m: MemoryState) {
-    return { revision_ids: m.revisions.map((r) => r.id), erased_text_sha256: m.revisions.map((r) => sha256(r.text)) };
+    return {
+      revision_ids: m.revisions.map((r) => r.id),
+      erased_text_sha256: m.revisions.map((r) => sha256(r.text)),
+      ...(m.key === null ? {} : { erased_key_sha256: sha256(m.key) }),
+    };
   }
 
   purgeEvidence(e: EvidenceState, stamp: Stamp) {

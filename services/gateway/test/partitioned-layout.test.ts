@@ -79,19 +79,32 @@ async function workload(h: Harness, api: ApiClient, workspaceId: string, ownerAc
     }),
   );
   const episode = await ok(
-    api.post('/v1/memories', { namespace_id: child.id, kind: 'episode', text: 'Met Ana.', valid_from: 0 }),
+    api.post('/v1/memories', { namespace_id: child.id, kind: 'episode', text: 'Met Ana.', valid_from: 0, key: 'ep:1' }),
   );
   await ok(
     api.post(`/v1/memories/${episode.memory.id}/corrections`, { expected_generation: 1, text: 'Met Ana twice.' }),
   );
   const doomed = await ok(
-    api.post('/v1/memories', { namespace_id: child.id, kind: 'procedure', text: 'Call Ana.', valid_from: 0 }),
+    api.post('/v1/memories', {
+      namespace_id: child.id,
+      kind: 'procedure',
+      text: 'Call Ana.',
+      valid_from: 0,
+      key: 'p:1',
+    }),
   );
+  // A held key (a conflict, through the rule), then freed by the retraction.
+  const held = { namespace_id: child.id, kind: 'procedure', text: 'Call Ana again.', valid_from: 0, key: 'p:1' };
+  expect((await api.post('/v1/memories', held)).status).toBe(409);
   await ok(api.post(`/v1/memories/${doomed.memory.id}/forget`, { mode: 'retract', expected_generation: 1 }));
+  await ok(api.post('/v1/memories', held));
+  await ok(
+    api.get('/v1/memories', { query: { namespace_id: child.id, key: 'p:1', known_at: doomed.commit.recorded_at } }),
+  );
   await ok(api.post(`/v1/memories/${episode.memory.id}/forget`, { mode: 'purge', expected_generation: 2 }));
   // An idempotent replay.
   const key = crypto.randomUUID();
-  const body = { namespace_id: root.id, kind: 'claim', text: 'Ana likes tea.', valid_from: 0 };
+  const body = { namespace_id: root.id, kind: 'claim', text: 'Ana likes tea.', valid_from: 0, key: 'tea' };
   await ok(api.post('/v1/memories', body, { idem: key }));
   await ok(api.post('/v1/memories', body, { idem: key }));
 

@@ -42,7 +42,10 @@ export interface ErrorExpectation {
   requestId?: string;
   /** For 405: the exact methods of the `Allow` header. */
   allow?: string[];
-  /** For 400 `invalid_input`: the exact `X-Error-Detail`, or a pattern it must match. */
+  /**
+   * For 400 `invalid_input`, and for a `conflict` over a held memory key (decisions §12): the
+   * exact `X-Error-Detail`, or a pattern it must match.
+   */
   detail?: string | RegExp;
 }
 
@@ -54,7 +57,8 @@ export const HEADER_SAFE_DETAIL = /^[\x20-\x7e]{1,300}$/;
  * retry_after_seconds}}` with message, status and retryable from the error table, private
  * JSON headers, `X-Request-Id` equal to `error.request_id`, `WWW-Authenticate: Bearer` on
  * 401 (only), `Allow` on 405, `Retry-After` when `retry_after_seconds` is set, and
- * `X-Error-Detail` (header-safe) on `invalid_input` only.
+ * `X-Error-Detail` (header-safe) on `invalid_input` only, or on a `conflict` whose detail the
+ * expectation names (a held key's holder).
  */
 export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExpectation = {}): void {
   const row = ERROR_TABLE[code];
@@ -92,7 +96,7 @@ export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExp
   const detail = res.headers.get('x-error-detail');
   if (code === 'unauthenticated') {
     // Checked against the challenge by expectBearerChallenge.
-  } else if (code === 'invalid_input') {
+  } else if (code === 'invalid_input' || (code === 'conflict' && expected.detail !== undefined)) {
     expect(detail, context).toMatch(HEADER_SAFE_DETAIL);
     if (typeof expected.detail === 'string') expect(detail, context).toBe(expected.detail);
     else if (expected.detail) expect(detail, context).toMatch(expected.detail);

@@ -224,7 +224,7 @@ function recordReceipt(
   stamp: CommitStamp,
   receipt: Pick<
     DeletionReceiptRow,
-    'id' | 'subjectKind' | 'subjectId' | 'namespaceId' | 'revisionIds' | 'erasedSha256'
+    'id' | 'subjectKind' | 'subjectId' | 'namespaceId' | 'revisionIds' | 'erasedSha256' | 'erasedKeySha256'
   >,
 ): Promise<void> {
   return ctx.stores.receipts.insert({
@@ -255,6 +255,8 @@ export async function forgetMemory(
     }
     const stamp = await ctx.commit(access.workspaceId, [memory.id, current.id]);
     await ctx.stores.memories.endRecord(access.workspaceId, current.id, stamp.recordedAt);
+    // A retracted memory no longer holds its key (decisions §12): a new memory may take it.
+    await ctx.stores.memories.markRetracted(access.workspaceId, memory.id, stamp.recordedAt);
     await invalidate(access, dependents, stamp.recordedAt, 'support_deleted');
     return {
       memory: presentMemory(memory, memory.generation),
@@ -263,7 +265,7 @@ export async function forgetMemory(
     };
   }
 
-  // Purge: erase every revision's text, prove what was erased by hash.
+  // Purge: erase every revision's text and the key, prove what was erased by hash.
   const revisions = [...found.revisions].sort((a, b) => a.generation - b.generation);
   const revisionIds = revisions.map((r) => r.id);
   const dependents = (await dependentsOf(access, revisionIds)).filter((d) => d.row.memoryId !== memory.id);
@@ -274,6 +276,8 @@ export async function forgetMemory(
     mode: 'purge',
     revision_ids: revisionIds,
     erased_text_sha256: revisions.map((r) => sha256Hex(r.text ?? '')),
+    // Only a keyed memory's receipt names a key (decisions §12); others keep their old shape.
+    ...(memory.key === null ? {} : { erased_key_sha256: sha256Hex(memory.key) }),
     recorder_actor_id: ctx.caller.actorId,
     recorded_at: 0,
   };
@@ -289,6 +293,7 @@ export async function forgetMemory(
     namespaceId: memory.namespaceId,
     revisionIds,
     erasedSha256: receipt.erased_text_sha256,
+    erasedKeySha256: receipt.erased_key_sha256 ?? null,
   });
   return { receipt: { ...receipt, recorded_at: stamp.recordedAt }, commit: presentCommit(stamp) };
 }
@@ -318,6 +323,7 @@ export async function forgetEvidence(
     namespaceId: row.namespaceId,
     revisionIds: [],
     erasedSha256: [row.excerptSha256],
+    erasedKeySha256: null,
   });
   return { receipt: { ...receipt, recorded_at: stamp.recordedAt }, commit: presentCommit(stamp) };
 }
@@ -328,8 +334,10 @@ export async function listMemories(
 ): Promise<OperationOutput<typeof memoriesList>> {
   const access = requireAccess(ctx);
   const namespace = await access.requireById(input.namespace_id, 'read');
-  // A cursor carries the snapshot (as_of, known_at) of its first page.
-  const scope = `memories.list:${access.workspaceId}:${namespace.id}:${input.kind ?? ''}`;
+  // A cursor carries the snapshot (as_of, known_at) of its first page, and is bound to the filter
+  // (a key by its hash: a cursor stays short and never carries the key).
+  const keyFilter = input.key === undefined ? '' : `:${sha256Hex(input.key)}`;
+  const scope = `memories.list:${access.workspaceId}:${namespace.id}:${input.kind ?? ''}${keyFilter}`;
   const after = ctx.cursors.decode<{ m: string; k: number; a: number }>(scope, input.cursor);
   if (
     after &&
@@ -345,25 +353,21 @@ export async function listMemories(
   const listed = await ctx.stores.memories.listCurrentWithGenerations(access.workspaceId, {
     namespaceId: namespace.id,
     kind: input.kind,
+    key: input.key,
     asOf,
     knownAt,
     afterMemoryId: after?.m ?? null,
     limit: input.limit + 1,
   });
-  const rows = listed.map((r) => r.revision);
-  const page = rows.slice(0, input.limit);
-  const generations = new Map(listed.slice(0, input.limit).map((r) => [r.revision.memoryId, r.generation]));
-  const last = page.at(-1);
+  const page = listed.slice(0, input.limit);
+  const last = page.at(-1)?.revision;
   return {
-    items: page.map((r) => ({
-      memory: presentMemory(
-        { id: r.memoryId, namespaceId: r.namespaceId, kind: r.kind },
-        generations.get(r.memoryId) ?? r.generation,
-      ),
+    items: page.map(({ revision: r, generation, key }) => ({
+      memory: presentMemory({ id: r.memoryId, namespaceId: r.namespaceId, kind: r.kind, key }, generation),
       revision: presentRevision(r, knownAt),
       stale: r.invalidatedAt !== null && r.invalidatedAt <= knownAt,
     })),
     next_cursor:
-      rows.length > input.limit && last ? ctx.cursors.encode(scope, { m: last.memoryId, k: knownAt, a: asOf }) : null,
+      listed.length > input.limit && last ? ctx.cursors.encode(scope, { m: last.memoryId, k: knownAt, a: asOf }) : null,
   };
 }

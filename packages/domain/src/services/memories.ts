@@ -8,7 +8,7 @@ import {
   type OperationInput,
   type OperationOutput,
 } from '@tms/catalog';
-import { type MemoryRow, newId, type RevisionRow, type RevisionsAsKnown } from '@tms/ledger';
+import { type MemoryRow, newId, type RevisionRow, type RevisionsAsKnown, type Stores } from '@tms/ledger';
 import type { WorkspaceAccess } from '../access';
 import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
@@ -75,6 +75,42 @@ export async function attestationFor(
   return { evidenceIds: [...evidenceIds], verificationIds: verificationIds as string[] };
 }
 
+/**
+ * decisions §12, the one rule of external keys: within a namespace at most one memory that is
+ * neither retracted nor purged holds a key. A create naming a held key is `conflict`, and its
+ * detail names the holder (the caller corrects that memory instead). Keys compare exactly, byte
+ * for byte of their UTF-8 (so code point for code point). The `memories_key_held` index enforces
+ * the same against concurrent creates: the loser's transaction fails, and its retry meets this rule.
+ */
+export async function requireKeyFree(stores: Stores, workspaceId: string, namespaceId: string, key: string) {
+  const holder = await stores.memories.keyHolder(workspaceId, namespaceId, key);
+  if (holder !== null) throw keyHeldBy(holder);
+}
+
+function keyHeldBy(holderId: string): DomainError {
+  return new DomainError('conflict', `body.key: held by memory ${holderId}`, null, true);
+}
+
+/**
+ * A create that lost the race for its key even on the ledger's retry (the index refused it
+ * again): the same `conflict` as the rule's, naming the holder found now (a holder retracted
+ * meanwhile leaves the conflict unnamed; a retry of the create may then succeed).
+ */
+export async function keyRaceLost(stores: Stores, workspaceId: string, namespaceId: string, key: string) {
+  const holder = await stores.memories.keyHolder(workspaceId, namespaceId, key);
+  return holder === null ? new DomainError('conflict', 'body.key: taken by a concurrent create') : keyHeldBy(holder);
+}
+
+/**
+ * What two writes in one group commit batch must not share: a create's key in its namespace (the
+ * second would not see the first's row, and the batch would fail on the index as a whole).
+ */
+export function keyClaimOf(input: { namespace_id?: unknown; key?: unknown }): string | null {
+  return typeof input.key === 'string' && typeof input.namespace_id === 'string'
+    ? `memory-key\u001f${input.namespace_id}\u001f${input.key}`
+    : null;
+}
+
 export async function createMemory(
   input: OperationInput<typeof memoriesCreate>,
   ctx: HandlerContext,
@@ -84,6 +120,8 @@ export async function createMemory(
   await citedEvidence(access, input.evidence_ids);
   await citedRevisions(access, input.support_revision_ids);
   const attestation = await attestationFor(access, await access.capabilitiesOn(namespace), input.evidence_ids);
+  const key = input.key ?? null;
+  if (key !== null) await requireKeyFree(access.stores, access.workspaceId, namespace.id, key);
 
   const memoryId = newId('mem');
   const revisionId = newId('rev');
@@ -96,6 +134,9 @@ export async function createMemory(
     generation: 1,
     createdAt: stamp.recordedAt,
     purgedAt: null,
+    key,
+    keySha256: key === null ? null : sha256Hex(key),
+    retractedAt: null,
   };
   const revision: RevisionRow = {
     workspaceId: access.workspaceId,
@@ -132,8 +173,8 @@ export async function createMemory(
   };
 }
 
-export function presentMemory(row: Pick<MemoryRow, 'id' | 'namespaceId' | 'kind'>, generation: number): Memory {
-  return { id: row.id, namespace_id: row.namespaceId, kind: row.kind, generation };
+export function presentMemory(row: Pick<MemoryRow, 'id' | 'namespaceId' | 'kind' | 'key'>, generation: number): Memory {
+  return { id: row.id, namespace_id: row.namespaceId, kind: row.kind, generation, key: row.key };
 }
 
 /**

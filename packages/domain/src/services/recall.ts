@@ -188,15 +188,20 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
     contextChars += chars;
     chosen.push(candidate);
   }
-  // Each memory's generation at known_at: from the revisions the ledger check read, when an arm answered.
-  const chosenIds = chosen.map((c) => c.fused.memoryId);
-  const generations = answered
-    ? ledger.generations(chosenIds)
-    : await ctx.stores.memories.generationsAt(ws, chosenIds, knownAt);
+  const identities = await ctx.stores.memories.identitiesAt(
+    ws,
+    chosen.map((c) => c.fused.memoryId),
+    knownAt,
+  );
   const items: RecallItem[] = chosen.map(({ fused, revision }) => ({
     memory: presentMemory(
-      { id: fused.memoryId, namespaceId: revision.namespaceId, kind: revision.kind },
-      generations.get(fused.memoryId) ?? revision.generation,
+      {
+        id: fused.memoryId,
+        namespaceId: revision.namespaceId,
+        kind: revision.kind,
+        key: identities.get(fused.memoryId)?.key ?? null,
+      },
+      identities.get(fused.memoryId)?.generation ?? revision.generation,
     ),
     revision: presentRevision(revision, knownAt),
     score: fused.score,
@@ -363,19 +368,6 @@ class LedgerDecisions {
     private readonly knownAt: number,
   ) {}
 
-  /** Per memory decided: its latest generation recorded by knownAt (what it showed then). */
-  private readonly generationAt = new Map<string, number>();
-
-  /** The generation at knownAt of memories `decide` has settled. */
-  generations(memoryIds: readonly string[]): Map<string, number> {
-    const found = new Map<string, number>();
-    for (const id of memoryIds) {
-      const generation = this.generationAt.get(id);
-      if (generation !== undefined) found.set(id, generation);
-    }
-    return found;
-  }
-
   /** The verdict on a memory `decide` has settled (null: refused, or never asked). */
   approved(memoryId: string): RevisionRow | null {
     return this.settled.get(memoryId) ?? null;
@@ -406,7 +398,6 @@ class LedgerDecisions {
     const verdicts = new Map<string, RevisionRow>();
     for (const [memoryId, revisions] of byMemory) {
       const known = revisions.filter((r) => r.recordedAt <= this.knownAt).sort((a, b) => b.generation - a.generation);
-      if (known[0]) this.generationAt.set(memoryId, known[0].generation);
       const current = currentRevision(known, this.knownAt);
       if (!current || current.purgedAt !== null || current.text === null) continue;
       if (!this.allowed.has(current.namespaceId) || !isValidAt(current, this.asOf)) continue;

@@ -122,6 +122,25 @@ export class MemoryStorage {
     };
   }
 
+  /**
+   * The memory holding `key` in a namespace at the head: neither retracted nor purged (a purge
+   * nulls the key), at most one (the `memories_key_held` index); null when the key is free.
+   */
+  async keyHolder(workspaceId: string, namespaceId: string, key: string): Promise<string | null> {
+    const rows = await this.db
+      .select({ id: memories.id })
+      .from(memories)
+      .where(
+        and(
+          eq(memories.workspaceId, workspaceId),
+          eq(memories.namespaceId, namespaceId),
+          eq(memories.key, key),
+          isNull(memories.retractedAt),
+        ),
+      );
+    return rows[0]?.id ?? null;
+  }
+
   async insert(memory: MemoryRow, revision: RevisionRow): Promise<void> {
     await this.db.insert(memories).values(memory);
     await this.db.insert(revisions).values(revision);
@@ -175,6 +194,14 @@ export class MemoryStorage {
       .where(and(eq(revisions.workspaceId, workspaceId), eq(revisions.id, revisionId)));
   }
 
+  /** Mark a memory retracted (its current revision's record ended): it no longer holds its key. */
+  async markRetracted(workspaceId: string, memoryId: string, at: number): Promise<void> {
+    await this.db
+      .update(memories)
+      .set({ retractedAt: at })
+      .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, memoryId)));
+  }
+
   /** Current, unpurged, not yet invalidated revisions that cite any of `revisionIds` as support. */
   async currentDependents(workspaceId: string, revisionIds: readonly string[]): Promise<RevisionRow[]> {
     if (revisionIds.length === 0) return [];
@@ -209,7 +236,10 @@ export class MemoryStorage {
       .where(and(eq(revisions.workspaceId, workspaceId), inArray(revisions.id, [...revisionIds])));
   }
 
-  /** Erase the text of every revision of a memory (the attestation's claim text is that text). */
+  /**
+   * Erase the text of every revision of a memory (the attestation's claim text is that text) and
+   * the memory's key (its hash stays, as the chain's record of it).
+   */
   async purge(workspaceId: string, memoryId: string, at: number): Promise<void> {
     await this.db
       .update(revisions)
@@ -217,36 +247,47 @@ export class MemoryStorage {
       .where(and(eq(revisions.workspaceId, workspaceId), eq(revisions.memoryId, memoryId)));
     await this.db
       .update(memories)
-      .set({ purgedAt: at })
+      .set({ purgedAt: at, key: null })
       .where(and(eq(memories.workspaceId, workspaceId), eq(memories.id, memoryId)));
   }
 
   /**
    * One page of a namespace's memories at (asOf, knownAt): for each memory its revision that
    * was current at knownAt and valid at asOf, unpurged, ordered by memory id; with each row its
-   * memory's highest generation recorded by `knownAt` (as `generationsAt`), in one statement. The
-   * outer table is named in full in the subquery: Drizzle leaves columns unqualified in a
-   * one-table select. The subquery names the workspace itself, so that it reads one partition
-   * (one shard on a cluster).
+   * memory's highest generation recorded by `knownAt` (as `identitiesAt`) and its key, in one
+   * statement. With `key`, only the memories that hold or held it (at most one is current at any
+   * knownAt, decisions §12). The outer table is named in full in the subqueries: Drizzle leaves
+   * columns unqualified in a one-table select. Each subquery names the workspace itself, so that
+   * it reads one partition (one shard on a cluster).
    */
   async listCurrentWithGenerations(
     workspaceId: string,
     options: {
       namespaceId: string;
       kind?: MemoryRow['kind'] | undefined;
+      key?: string | undefined;
       asOf: number;
       knownAt: number;
       afterMemoryId: string | null;
       limit: number;
     },
-  ): Promise<{ revision: RevisionRow; generation: number }[]> {
-    const { namespaceId, kind, asOf, knownAt, afterMemoryId, limit } = options;
+  ): Promise<{ revision: RevisionRow; generation: number; key: string | null }[]> {
+    const { namespaceId, kind, key, asOf, knownAt, afterMemoryId, limit } = options;
+    const holders =
+      key === undefined
+        ? undefined
+        : sql`"revisions"."memory_id" in (select k.id from memories k where k.workspace_id = ${workspaceId} and k.namespace_id = ${namespaceId} and k.key = ${Buffer.from(key, 'utf8')}::bytea)`;
     const rows = await this.db
       .select({
         revision: revisions,
         generation: sql<
           string | number
         >`(select max(g.generation) from revisions g where g.workspace_id = ${workspaceId} and g.memory_id = "revisions"."memory_id" and g.recorded_at <= ${knownAt})`,
+        key: sql<
+          string | null
+        >`(select m.key from memories m where m.workspace_id = ${workspaceId} and m.id = "revisions"."memory_id")`.mapWith(
+          memories.key,
+        ),
       })
       .from(revisions)
       .where(
@@ -254,25 +295,27 @@ export class MemoryStorage {
           eq(revisions.workspaceId, workspaceId),
           eq(revisions.namespaceId, namespaceId),
           kind ? eq(revisions.kind, kind) : undefined,
+          holders,
           visibleAt(asOf, knownAt),
           afterMemoryId ? gt(revisions.memoryId, afterMemoryId) : undefined,
         ),
       )
       .orderBy(asc(revisions.memoryId))
       .limit(limit);
-    return rows.map((r) => ({ revision: r.revision, generation: Number(r.generation) }));
+    return rows.map((r) => ({ revision: r.revision, generation: Number(r.generation), key: r.key ?? null }));
   }
 
-  /** The highest generation of each memory recorded by `knownAt`. */
-  async generationsAt(
+  /** Each memory's highest generation recorded by `knownAt` (memories unknown then are absent), and its key. */
+  async identitiesAt(
     workspaceId: string,
     memoryIds: readonly string[],
     knownAt: number,
-  ): Promise<Map<string, number>> {
+  ): Promise<Map<string, { generation: number; key: string | null }>> {
     if (memoryIds.length === 0) return new Map();
     const rows = await this.db
-      .select({ memoryId: revisions.memoryId, generation: max(revisions.generation) })
+      .select({ memoryId: revisions.memoryId, generation: max(revisions.generation), key: memories.key })
       .from(revisions)
+      .innerJoin(memories, and(eq(memories.workspaceId, workspaceId), eq(memories.id, revisions.memoryId)))
       .where(
         and(
           eq(revisions.workspaceId, workspaceId),
@@ -280,8 +323,8 @@ export class MemoryStorage {
           lte(revisions.recordedAt, knownAt),
         ),
       )
-      .groupBy(revisions.memoryId);
-    return new Map(rows.map((r) => [r.memoryId, Number(r.generation)]));
+      .groupBy(revisions.memoryId, memories.key);
+    return new Map(rows.map((r) => [r.memoryId, { generation: Number(r.generation), key: r.key ?? null }]));
   }
 
   async getMany(workspaceId: string, ids: readonly string[]): Promise<MemoryRow[]> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBearer } from '@tms/auth';
-import { OPERATION_LIMITS } from '@tms/catalog';
+import { ERROR_TABLE, OPERATION_LIMITS } from '@tms/catalog';
 import { boundDetail, type Domain, DomainError } from '@tms/domain';
 import type { Logger } from 'pino';
 import { serveHashedAsset } from '../http/hashed-assets';
@@ -262,7 +262,8 @@ async function streamEvents(
 
 /**
  * The code of the answer's first error, for metrics and the request log, and the message of its
- * first `invalid_input` (already its bounded detail, see `shapeError`) for `X-Error-Detail`.
+ * first error that carries a detail (already bounded, see `shapeError`) for `X-Error-Detail`: an
+ * `invalid_input`, or a `conflict` whose message is not the fixed one (a held key's, naming its holder).
  */
 function errorsOf(contentType: string | null, body: Buffer): { code: string | null; detail: string | null } {
   const none = { code: null, detail: null };
@@ -275,10 +276,14 @@ function errorsOf(contentType: string | null, body: Buffer): { code: string | nu
       errors?: { message?: unknown; extensions?: { code?: string } }[];
     };
     const errors = parsed.errors ?? [];
-    const invalid = errors.find((error) => error.extensions?.code === 'invalid_input');
+    const detailed = errors.find(
+      (error) =>
+        error.extensions?.code === 'invalid_input' ||
+        (error.extensions?.code === 'conflict' && error.message !== ERROR_TABLE.conflict.message),
+    );
     return {
       code: errors[0]?.extensions?.code ?? null,
-      detail: typeof invalid?.message === 'string' ? boundDetail(invalid.message) : null,
+      detail: typeof detailed?.message === 'string' ? boundDetail(detailed.message) : null,
     };
   } catch {
     return none;

@@ -59,8 +59,8 @@ export class RequestScope {
   }
 
   /**
-   * The spec's error body. `detail` (an `invalid_input`'s, see `publicDetail`, or an
-   * `unauthenticated` request's reason, see `authFailureReason`) goes in `X-Error-Detail`; the
+   * The spec's error body. `detail` (one `publicDetail` gives, or an `unauthenticated`
+   * request's reason, see `authFailureReason`) goes in `X-Error-Detail`; the
    * body stays the exact error object. A 401 challenges with `Bearer`, naming `invalid_token` and
    * the reason when a token was given (RFC 6750 §3), nothing more when none was (§3.1).
    */
@@ -73,7 +73,7 @@ export class RequestScope {
     this.code = code;
     const error = errorObject(code, this.requestId, retryAfterSeconds);
     const headers: Record<string, string> = {};
-    if (detail !== null && code === 'invalid_input') headers[ERROR_DETAIL_HEADER] = detail;
+    if (detail !== null && code !== 'unauthenticated') headers[ERROR_DETAIL_HEADER] = detail;
     if (code === 'unauthenticated') {
       headers['www-authenticate'] = bearerChallenge(detail);
       if (detail !== null) {

@@ -2,6 +2,7 @@ import {
   changesList,
   type Evidence,
   evidenceGet,
+  fieldDescription,
   type MemoryView,
   meGet,
   memoriesGet,
@@ -158,10 +159,11 @@ builder.queryFields((t) => ({
     type: MemoryListConnection,
     nullable: true,
     description:
-      'The memories of one namespace current at `knownAt` and valid at `asOf`, by memory id (`memories.list`).',
+      'The memories of one namespace current at `knownAt` and valid at `asOf`, by memory id; with `key`, the one holding that key (`memories.list`).',
     args: {
       namespaceId: t.arg.id({ required: true }),
       kind: t.arg({ type: MemoryKindEnum }),
+      key: t.arg.string({ description: fieldDescription(memoriesList, 'key') }),
       asOf: t.arg.float(),
       knownAt: t.arg.float(),
       first: t.arg.int(),
@@ -172,7 +174,7 @@ builder.queryFields((t) => ({
       const page = await runOperation<{ items: MemoryListItemModel[]; next_cursor: string | null }>(ctx, memoriesList, {
         query: {
           ...pageQuery(args),
-          ...present({ kind: args.kind, as_of: args.asOf, known_at: args.knownAt }),
+          ...present({ kind: args.kind, key: args.key, as_of: args.asOf, known_at: args.knownAt }),
           namespace_id: args.namespaceId,
         },
       });

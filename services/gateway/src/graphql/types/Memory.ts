@@ -10,6 +10,11 @@ MemoryRef.implement({
     namespaceId: t.exposeID('namespace_id'),
     kind: t.expose('kind', { type: MemoryKindEnum }),
     generation: t.expose('generation', { type: 'SafeInt' }),
+    key: t.exposeString('key', {
+      nullable: true,
+      description:
+        'The caller’s own name for the memory, unique among its namespace’s current memories; null when none.',
+    }),
     namespace: t.field({
       type: NamespaceRef,
       nullable: true,

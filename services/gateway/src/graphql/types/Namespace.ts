@@ -1,4 +1,4 @@
-import { memoriesList, type Namespace, namespacesList } from '@tms/catalog';
+import { fieldDescription, memoriesList, type Namespace, namespacesList } from '@tms/catalog';
 import {
   at,
   atAll,
@@ -54,9 +54,10 @@ NamespaceRef.implement({
       nullable: true,
       type: MemoryListConnection,
       description:
-        'The memories of this namespace (not its descendants) current at `knownAt` and valid at `asOf` (`memories.list`).',
+        'The memories of this namespace (not its descendants) current at `knownAt` and valid at `asOf`; with `key`, the one holding that key (`memories.list`).',
       args: {
         kind: t.arg({ type: MemoryKindEnum }),
+        key: t.arg.string({ description: fieldDescription(memoriesList, 'key') }),
         asOf: t.arg.float(),
         knownAt: t.arg.float(),
         first: t.arg.int(),
@@ -70,7 +71,7 @@ NamespaceRef.implement({
           {
             query: {
               ...pageQuery(args),
-              ...present({ kind: args.kind, as_of: args.asOf, known_at: args.knownAt }),
+              ...present({ kind: args.kind, key: args.key, as_of: args.asOf, known_at: args.knownAt }),
               namespace_id: ns.id,
             },
           },
