@@ -132,12 +132,14 @@ class Member(TypedDict):
 class Memory(TypedDict):
     generation: int
     id: str
+    key: str | None
     kind: Literal["claim", "episode", "procedure"]
     namespace_id: str
 
 
 @final
 class MemoryDeletionReceipt(TypedDict):
+    erased_key_sha256: NotRequired[str]
     erased_text_sha256: list[str]
     id: str
     memory_id: str
@@ -557,6 +559,7 @@ class MemoriesCreateInput(TypedDict):
     #: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999
     valid_from: float
     evidence_ids: NotRequired[list[str]]
+    key: NotRequired[str]
     support_revision_ids: NotRequired[list[str]]
     #: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999
     valid_to: NotRequired[float | None]
@@ -647,6 +650,8 @@ class MemoriesListInput(TypedDict):
     namespace_id: str
     #: Only memories of this kind.
     kind: NotRequired[Literal["claim", "episode", "procedure"]]
+    #: Only the memories holding this key (compared exactly) as seen at `as_of` and `known_at`: at most one.
+    key: NotRequired[str]
     #: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999
     as_of: NotRequired[float]
     #: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999
@@ -1168,7 +1173,7 @@ OPERATIONS: Final[Mapping[OperationName, OperationSpec]] = {
         method="GET",
         path="/v1/memories",
         path_params=(),
-        query=("namespace_id", "kind", "as_of", "known_at", "limit", "cursor"),
+        query=("namespace_id", "kind", "key", "as_of", "known_at", "limit", "cursor"),
         body=False,
         idempotent=False,
         mutates=False,
@@ -1930,6 +1935,7 @@ class MemoriesOperations:
         text: str,
         valid_from: float,
         evidence_ids: Sequence[str] | NotGiven = NOT_GIVEN,
+        key: str | NotGiven = NOT_GIVEN,
         support_revision_ids: Sequence[str] | NotGiven = NOT_GIVEN,
         valid_to: float | None | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
@@ -1961,6 +1967,7 @@ class MemoriesOperations:
                     text=text,
                     valid_from=valid_from,
                     evidence_ids=evidence_ids,
+                    key=key,
                     support_revision_ids=support_revision_ids,
                     valid_to=valid_to,
                 ),
@@ -2088,13 +2095,14 @@ class MemoriesOperations:
         *,
         namespace_id: str,
         kind: Literal["claim", "episode", "procedure"] | NotGiven = NOT_GIVEN,
+        key: str | NotGiven = NOT_GIVEN,
         as_of: float | NotGiven = NOT_GIVEN,
         known_at: float | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
         cursor: str | NotGiven = NOT_GIVEN,
         request_id: str | None = None,
     ) -> MemoriesListOutput:
-        """GET /v1/memories: List the memories of a namespace current at known_at and valid at as_of.
+        """GET /v1/memories: List the memories of a namespace current at known_at and valid at as_of (optionally the one holding a key).
 
         OAuth scope `svc:read` (sessions are not scope-limited).
         Needs the `read` capability on the namespace concerned.
@@ -2104,6 +2112,7 @@ class MemoriesOperations:
         Args:
             namespace_id: Only items in this namespace.
             kind: Only memories of this kind.
+            key: Only the memories holding this key (compared exactly) as seen at `as_of` and `known_at`: at most one.
             as_of: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999.
             known_at: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999.
             limit: Items per page. Default: `50`.
@@ -2117,6 +2126,7 @@ class MemoriesOperations:
                 given(
                     namespace_id=namespace_id,
                     kind=kind,
+                    key=key,
                     as_of=as_of,
                     known_at=known_at,
                     limit=limit,
@@ -2920,6 +2930,7 @@ class Operations:
         *,
         namespace_id: str,
         kind: Literal["claim", "episode", "procedure"] | NotGiven = NOT_GIVEN,
+        key: str | NotGiven = NOT_GIVEN,
         as_of: float | NotGiven = NOT_GIVEN,
         known_at: float | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
@@ -3629,6 +3640,7 @@ class AsyncMemoriesOperations:
         text: str,
         valid_from: float,
         evidence_ids: Sequence[str] | NotGiven = NOT_GIVEN,
+        key: str | NotGiven = NOT_GIVEN,
         support_revision_ids: Sequence[str] | NotGiven = NOT_GIVEN,
         valid_to: float | None | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
@@ -3660,6 +3672,7 @@ class AsyncMemoriesOperations:
                     text=text,
                     valid_from=valid_from,
                     evidence_ids=evidence_ids,
+                    key=key,
                     support_revision_ids=support_revision_ids,
                     valid_to=valid_to,
                 ),
@@ -3787,13 +3800,14 @@ class AsyncMemoriesOperations:
         *,
         namespace_id: str,
         kind: Literal["claim", "episode", "procedure"] | NotGiven = NOT_GIVEN,
+        key: str | NotGiven = NOT_GIVEN,
         as_of: float | NotGiven = NOT_GIVEN,
         known_at: float | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
         cursor: str | NotGiven = NOT_GIVEN,
         request_id: str | None = None,
     ) -> MemoriesListOutput:
-        """GET /v1/memories: List the memories of a namespace current at known_at and valid at as_of.
+        """GET /v1/memories: List the memories of a namespace current at known_at and valid at as_of (optionally the one holding a key).
 
         OAuth scope `svc:read` (sessions are not scope-limited).
         Needs the `read` capability on the namespace concerned.
@@ -3803,6 +3817,7 @@ class AsyncMemoriesOperations:
         Args:
             namespace_id: Only items in this namespace.
             kind: Only memories of this kind.
+            key: Only the memories holding this key (compared exactly) as seen at `as_of` and `known_at`: at most one.
             as_of: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999.
             known_at: UTC Unix seconds (not milliseconds), fractions allowed, in the years 0001-9999.
             limit: Items per page. Default: `50`.
@@ -3816,6 +3831,7 @@ class AsyncMemoriesOperations:
                 given(
                     namespace_id=namespace_id,
                     kind=kind,
+                    key=key,
                     as_of=as_of,
                     known_at=known_at,
                     limit=limit,
@@ -4619,6 +4635,7 @@ class AsyncOperations:
         *,
         namespace_id: str,
         kind: Literal["claim", "episode", "procedure"] | NotGiven = NOT_GIVEN,
+        key: str | NotGiven = NOT_GIVEN,
         as_of: float | NotGiven = NOT_GIVEN,
         known_at: float | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
