@@ -196,6 +196,8 @@ export interface WritePhase {
   rate: number;
   /** Commits the semantic arm had not embedded when the writes ended (null: arm off). */
   semanticLagCommits: number | null;
+  /** Of those, the memories (texts to embed) among them (null: arm off). */
+  semanticLagTexts: number | null;
   /** Seconds from the end of the writes until the semantic arm had caught up (null: arm off). */
   catchUpSeconds: number | null;
 }
@@ -218,4 +220,11 @@ export interface LedgerRun {
   scoreboards: Map<string, Scoreboard>;
   /** Per mode, the ranked turn texts of each question (to compare runs). */
   rankings: Map<string, string[][]>;
+}
+
+/** The semantic arm's pace after the writes: texts it still had to embed over the time it took. */
+export function catchUpRate(phase: WritePhase): string {
+  if (phase.semanticLagTexts === null || phase.catchUpSeconds === null) return 'semantic arm off';
+  const rate = phase.catchUpSeconds > 0 ? phase.semanticLagTexts / phase.catchUpSeconds : Number.NaN;
+  return `semantic arm ${phase.semanticLagCommits} commits (${phase.semanticLagTexts} texts) behind when the writes ended, caught up ${phase.catchUpSeconds.toFixed(1)} s later (${rate.toFixed(1)} texts/s)`;
 }

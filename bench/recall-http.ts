@@ -108,6 +108,7 @@ async function writeTurns(api: Api, label: string, conversations: Conversation[]
     for (const turn of c.turns) jobs.push({ namespaceId: ns, sampleId: c.sampleId, turn });
   }
   const turnOfMemory = new Map<string, Turn>();
+  const memorySequences: number[] = [];
   let head = 0;
   let next = 0;
   const started = performance.now();
@@ -139,12 +140,13 @@ async function writeTurns(api: Api, label: string, conversations: Conversation[]
           ws,
         );
         turnOfMemory.set(created.memory.id, turn);
+        memorySequences.push(created.commit.sequence);
         head = Math.max(head, created.commit.sequence);
       }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { ws, namespaceOf, turnOfMemory, head, seconds, rate: jobs.length / seconds };
+  return { ws, namespaceOf, turnOfMemory, memorySequences, head, seconds, rate: jobs.length / seconds };
 }
 
 /** The sequence an arm (or both, `hybrid`) has indexed, as recall reports it. */
@@ -221,11 +223,15 @@ export async function runOverHttp(
     const on = await withGateway('builtin', async (api) => {
       const written = await writeTurns(api, 'on', conversations);
       const firstNamespace = written.namespaceOf.values().next().value as string;
-      const behind = written.head - (await indexedSequence(api, written.ws, firstNamespace, 'hybrid'));
-      log(`${kind}: semantic arm on: ${written.rate.toFixed(1)} turns/s; ${behind} commits not yet in both arms`);
+      const embedded = await indexedSequence(api, written.ws, firstNamespace, 'semantic');
+      const behind = written.head - embedded;
+      const texts = written.memorySequences.filter((sequence) => sequence > embedded).length;
+      log(
+        `${kind}: semantic arm on: ${written.rate.toFixed(1)} turns/s; ${behind} commits (${texts} texts) not yet embedded`,
+      );
       const catchUp = await waitForIndex(api, written.ws, firstNamespace, 'hybrid', written.head);
       log(`${kind}: both arms caught up ${catchUp.toFixed(1)} s after the writes`);
-      return { written, behind, catchUp };
+      return { written, behind, texts, catchUp };
     });
     const offAfter = await writeOff('off-after');
     const turns = on.written.turnOfMemory.size;
@@ -233,12 +239,18 @@ export async function runOverHttp(
       seconds: w.seconds,
       rate: w.rate,
       semanticLagCommits: null,
+      semanticLagTexts: null,
       catchUpSeconds: null,
     });
     const run: LedgerRun = {
       ledger: kind,
       turns,
-      semanticOn: { ...phase(on.written), semanticLagCommits: on.behind, catchUpSeconds: on.catchUp },
+      semanticOn: {
+        ...phase(on.written),
+        semanticLagCommits: on.behind,
+        semanticLagTexts: on.texts,
+        catchUpSeconds: on.catchUp,
+      },
       semanticOff: {
         ...phase({
           seconds: (offBefore.seconds + offAfter.seconds) / 2,

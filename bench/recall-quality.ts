@@ -35,6 +35,7 @@ import { sql } from 'drizzle-orm';
 import {
   bm25Reference,
   type Conversation,
+  catchUpRate,
   emptyTally,
   type LedgerKind,
   type LedgerRun,
@@ -172,6 +173,7 @@ async function writePhase(
   }
   const running = indexer.run();
   const turnOfMemory = new Map<string, Turn>();
+  const memorySequences: number[] = [];
   let next = 0;
   const writeStart = performance.now();
   await Promise.all(
@@ -201,12 +203,15 @@ async function writePhase(
         };
         const created = await call(domain, caller, 'memories.create', { body }, ws);
         turnOfMemory.set(created.memory.id, turn);
+        memorySequences.push(created.commit.sequence as number);
       }
     }),
   );
   const seconds = (performance.now() - writeStart) / 1000;
   const atEnd = await armSequences(ledger, ws, model);
   const semanticLagCommits = atEnd.semantic === null ? null : atEnd.head - atEnd.semantic;
+  const embeddedUpTo = atEnd.semantic;
+  const semanticLagTexts = embeddedUpTo === null ? null : memorySequences.filter((s) => s > embeddedUpTo).length;
   log(
     `${kind}: semantic arm ${label}: wrote ${jobs.length} turns in ${seconds.toFixed(1)} s (${(jobs.length / seconds).toFixed(1)}/s); ` +
       `at the end lexical ${atEnd.head - atEnd.lexical} commits behind, semantic ${semanticLagCommits ?? 'off'}`,
@@ -225,6 +230,7 @@ async function writePhase(
     seconds,
     rate: jobs.length / seconds,
     semanticLagCommits,
+    semanticLagTexts,
     catchUpSeconds: model ? catchUpSeconds : null,
   };
   return { ws, namespaceOf, turnOfMemory, phase };
@@ -280,6 +286,7 @@ async function runOnLedger(
           rate: (offRates[0] + offRates[1]) / 2,
           rates: offRates,
           semanticLagCommits: null,
+          semanticLagTexts: null,
           catchUpSeconds: null,
         },
         modes: {},
@@ -412,7 +419,7 @@ async function main() {
     lines.push(
       `${run.ledger}: write rate with the embedded indexer running (${WRITE_CONCURRENCY} concurrent, evidence.create + memories.create a turn): ` +
         `semantic arm on ${run.semanticOn.rate.toFixed(1)} turns/s, off ${run.semanticOff.rate.toFixed(1)} turns/s (mean of ${run.semanticOff.rates.map((r) => r.toFixed(1)).join(' before and ')} after; on/off ${(run.semanticOn.rate / run.semanticOff.rate).toFixed(2)}x); ` +
-        `semantic arm ${run.semanticOn.semanticLagCommits} commits behind when the writes ended, caught up ${run.semanticOn.catchUpSeconds?.toFixed(1)} s later`,
+        catchUpRate(run.semanticOn),
     );
     for (const [mode, m] of Object.entries(run.modes)) {
       if (m.retrieval !== undefined) lines.push(`  ${mode} retrieval: ${JSON.stringify(m.retrieval)}`);

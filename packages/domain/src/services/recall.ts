@@ -264,6 +264,8 @@ async function scoreAcrossArms(lexical: ArmAnswer, semantic: ArmAnswer, searches
 class QueryEmbedding {
   private readonly cancel = new AbortController();
   private readonly timer: NodeJS.Timeout | undefined;
+  /** Set once the vector came (or failed): nothing is left to cancel. */
+  private settled = false;
 
   constructor(private readonly ctx: HandlerContext) {
     const remaining = ctx.deadline?.remainingMs();
@@ -278,12 +280,18 @@ class QueryEmbedding {
   vectorFor(query: string): Promise<{ model: string; vector: Float32Array }> {
     const vectors = this.ctx.queryVectors;
     if (!vectors) return Promise.reject(new EmbedderUnavailableError('the semantic arm is off'));
-    return vectors.vectorFor(query, this.cancel.signal);
+    const vector = vectors.vectorFor(query, this.cancel.signal);
+    const done = () => {
+      this.settled = true;
+    };
+    vector.then(done, done);
+    return vector;
   }
 
   leave(): void {
     clearTimeout(this.timer);
-    this.cancel.abort(new EmbedderUnavailableError('the recall ended'));
+    // Most recalls leave with their vector in hand: an abort (an event and an error) only when one is still coming.
+    if (!this.settled) this.cancel.abort(new EmbedderUnavailableError('the recall ended'));
   }
 }
 
