@@ -80,6 +80,11 @@ export interface DatabaseHandle {
   readiness(): Promise<Readiness>;
   /** Subscribe to NOTIFY on a channel; resolves to an unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * The rows of one `select` in COPY's text format, whole (`svc ledger move` reads the embedded
+   * ledger with it): the server's own rendering of every value, which COPY FROM reads back exactly.
+   */
+  copyOut(select: string): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -256,6 +261,11 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
         const subscription = await client.listen(channel, (payload) => onPayload(payload));
         return () => subscription.unlisten();
       },
+      async copyOut(select) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of await client.unsafe(`copy (${select}) to stdout`).readable()) chunks.push(chunk);
+        return Buffer.concat(chunks);
+      },
       close: async () => {
         await Promise.all([client.end({ timeout: 5 }), pointReadClient?.end({ timeout: 5 })]);
       },
@@ -298,6 +308,11 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     async listen(channel, onPayload) {
       const unlisten = await client.listen(channel, (payload) => onPayload(payload));
       return () => unlisten();
+    },
+    async copyOut(select) {
+      // PGlite hands COPY's output over as a Blob written to its virtual `/dev/blob`.
+      const result = await client.query(`copy (${select}) to '/dev/blob'`);
+      return new Uint8Array((await result.blob?.arrayBuffer()) ?? new ArrayBuffer(0));
     },
     async close() {
       try {

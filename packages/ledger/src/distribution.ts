@@ -82,6 +82,13 @@ interface TableShape {
   foreignKeys: Array<{ columns: string[]; references: string }>;
 }
 
+/** A table's primary key columns, whether declared on a column or as a composite key. */
+export function primaryKeyColumns(table: PgTable): string[] {
+  const config = getTableConfig(table);
+  const primary = config.columns.filter((column) => column.primary).map((column) => column.name);
+  return primary.length > 0 ? primary : (config.primaryKeys[0]?.columns.map((c) => c.name) ?? []);
+}
+
 function shapeOf(table: PgTable): TableShape {
   const config = getTableConfig(table);
   const keys: TableShape['keys'] = [];

@@ -37,6 +37,15 @@ export {
   partitionNames,
 } from './layout';
 export { isKeyHeldViolation, Ledger } from './ledger';
+export {
+  LEFT_BEHIND_BY_MOVE,
+  MoveTarget,
+  movedTables,
+  REPLACED_BY_MOVE,
+  type TableRows,
+  TargetHoldsLedgerError,
+  TargetUnreachableError,
+} from './move';
 export { decodePathKey, encodePathKey } from './path-key';
 export * as schema from './schema';
 export type { ChainedCommit, ChainHead } from './storage/chain-storage';

@@ -31,11 +31,33 @@ export async function terminateBackends(database: string): Promise<number> {
   }
 }
 
+/** The `bin` folders of the PostgreSQL versions installed the Debian way, oldest first. */
+function binFolders(): string[] {
+  const root = '/usr/lib/postgresql';
+  if (!fs.existsSync(root)) return [];
+  return fs
+    .readdirSync(root)
+    .filter((version) => /^\d+$/.test(version))
+    .sort((a, b) => Number(a) - Number(b))
+    .map((version) => path.join(root, version, 'bin'));
+}
+
 function postgresBinaries(): string {
-  for (const candidate of ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin']) {
-    if (fs.existsSync(path.join(candidate, 'pg_ctl'))) return candidate;
+  const found = binFolders().find((folder) => fs.existsSync(path.join(folder, 'pg_ctl')));
+  if (!found) throw new Error('no PostgreSQL server binaries (pg_ctl, initdb) under /usr/lib/postgresql/*/bin');
+  return found;
+}
+
+/**
+ * A PostgreSQL client program (`pg_dump`, `pg_restore`) of the newest version installed, which
+ * reads any older server; null when none is installed.
+ */
+export function postgresTool(name: string): string | null {
+  for (const folder of binFolders().reverse()) {
+    const file = path.join(folder, name);
+    if (fs.existsSync(file)) return file;
   }
-  throw new Error('no PostgreSQL server binaries (pg_ctl, initdb) under /usr/lib/postgresql/*/bin');
+  return null;
 }
 
 /**

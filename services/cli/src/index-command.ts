@@ -2,7 +2,7 @@ import { checkEmbedder, embedderFor, searchProviderFor } from '@tms/composition'
 import type { IndexLag, Ledger } from '@tms/ledger';
 import { type Embedder, Indexer, semanticCursorName } from '@tms/search';
 import type { CliEnv } from './env';
-import { progressBar } from './progress';
+import { progressBar, progressDrawer } from './progress';
 
 export { progressBar };
 
@@ -49,33 +49,6 @@ export async function indexStatus(env: CliEnv, ledger: Ledger): Promise<string> 
     await embedder?.close();
   }
   return lines.join('\n');
-}
-
-/** Draws `progressBar` on `progress`: in place on a terminal, every 10% otherwise. */
-function progressDrawer(progress: NodeJS.WriteStream, total: number) {
-  let done = 0;
-  let lastDecile = -1;
-  const draw = () => {
-    if (progress.isTTY) progress.write(`\r${progressBar(done, total)}`);
-    else {
-      const decile = total === 0 ? 10 : Math.floor((done / total) * 10);
-      if (decile !== lastDecile) progress.write(`${progressBar(done, total)}\n`);
-      lastDecile = decile;
-    }
-  };
-  return {
-    advance(commits: number) {
-      done += commits;
-      draw();
-    },
-    get done() {
-      return done;
-    },
-    start: draw,
-    end: () => {
-      if (progress.isTTY) progress.write('\n');
-    },
-  };
 }
 
 /**

@@ -345,7 +345,9 @@ export function buildProgram(io: CliIo): Command {
         return { stdout: '', note: summary };
       }),
     );
-  const ledgerCommand = program.command('ledger').description("the ledger's hash chain (docs/ledger-proofs.md)");
+  const ledgerCommand = program
+    .command('ledger')
+    .description("the ledger's hash chain (docs/ledger-proofs.md), and moving the embedded ledger to Postgres");
   ledgerCommand
     .command('verify')
     .description(
@@ -370,7 +372,26 @@ export function buildProgram(io: CliIo): Command {
         return withLedger(env, 'svc ledger verify', 'read', (ledger) => verifyLedger(ledger, args));
       }),
     );
+  ledgerCommand
+    .command('move')
+    .description(
+      'copy the embedded ledger (DATA_DIR) whole into an empty Postgres database, migrated in DATABASE_LAYOUT; recompute every chain on both sides, then rebuild the search index there (docs/operations.md)',
+    )
+    .requiredOption('--to <url>', 'the target database (postgres://...): empty, or migrated and empty', postgresUrl)
+    .option('--data-dir <dir>', 'the DATA_DIR that holds the embedded ledger (default: DATA_DIR, else ./.data)')
+    .option('--no-index', 'leave the search index to the indexer of the first gateway on the target')
+    .action(
+      act(io, async (env, options) => {
+        const { moveLedger } = await import('./move-command');
+        return moveLedger(env, { to: options.to, dataDir: options.dataDir ?? env.DATA_DIR, index: options.index });
+      }),
+    );
   return program;
+}
+
+function postgresUrl(value: string): string {
+  if (!/^postgres(ql)?:\/\//.test(value)) throw new InvalidArgumentError('takes a postgres:// URL');
+  return value;
 }
 
 /** A wrong combination of options: exit 2 with the reason and the usage (as `act` reports `invalid_input`). */

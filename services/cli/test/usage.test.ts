@@ -68,6 +68,8 @@ describe('svc usage (decisions §9)', () => {
         'index status',
         'index rebuild',
         'export',
+        'ledger verify',
+        'ledger move',
       ]),
     );
   });

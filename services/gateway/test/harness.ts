@@ -186,8 +186,33 @@ export async function startPeerGateway(
 ): Promise<{ gateway: RunningGateway; statements: { count: number } }> {
   if (!h.database) throw new Error('a peer gateway needs the Postgres harness');
   const statements = { count: 0 };
-  const gateway = await startGateway(
-    parseEnv({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: h.database.url, ...h.issuer.env(), INDEXER: 'external' }),
+  const gateway = await startQuietGateway(
+    h.database.url,
+    h.issuer,
+    {},
+    {
+      ...options,
+      onQuery: () => {
+        statements.count += 1;
+      },
+    },
+  );
+  return { gateway, statements };
+}
+
+/**
+ * A gateway with a quiet log (warnings only, discarded) over a Postgres database of the caller's
+ * (a harness's, a moved or a restored ledger), taking `issuer`'s tokens, with no indexer and no
+ * lag watch; `env` over those defaults. The caller closes it.
+ */
+export function startQuietGateway(
+  databaseUrl: string,
+  issuer: TestIssuer,
+  env: Record<string, string> = {},
+  options: GatewayOptions = {},
+): Promise<RunningGateway> {
+  return startGateway(
+    parseEnv({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ...issuer.env(), INDEXER: 'external', ...env }),
     {
       ...options,
       lagWatch: false,
@@ -195,10 +220,6 @@ export async function startPeerGateway(
         { service: 'tms-gateway', level: 'warn' },
         new Writable({ write: (_chunk, _encoding, done) => done() }),
       ),
-      onQuery: () => {
-        statements.count += 1;
-      },
     },
   );
-  return { gateway, statements };
 }
