@@ -91,7 +91,7 @@ const silent: AgentLogger = { warn() {}, error() {} };
 function errorFor(error: unknown, requestId: string, operation: string, logger: AgentLogger): ErrorObject {
   if (error instanceof DomainError) {
     const detail = publicDetail(error);
-    if (detail !== null) logger.debug?.({ request_id: requestId, operation, detail }, 'invalid_input');
+    if (detail !== null) logger.debug?.({ request_id: requestId, operation, detail }, error.code);
     return errorObject(error.code, requestId, error.retryAfterSeconds);
   }
   if (isDatabaseUnavailable(error)) {
@@ -222,13 +222,14 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
       const envelope = { error: errorFor(error, requestId, tool.operation.name, logger) };
       code = envelope.error.code;
       // The first text is the error object, as structured content; an `invalid_input` also
-      // names what was wrong in a second text (decisions §7), e.g. `invalid_input: body.kind: ...`.
+      // names what was wrong in a second text (decisions §7), e.g. `invalid_input: body.kind: ...`,
+      // and a `budget_exceeded` the limit it passed.
       const detail = publicDetail(error);
       return {
         isError: true,
         content: [
           { type: 'text', text: JSON.stringify(envelope) },
-          ...(detail === null ? [] : [{ type: 'text' as const, text: `invalid_input: ${detail}` }]),
+          ...(detail === null ? [] : [{ type: 'text' as const, text: `${envelope.error.code}: ${detail}` }]),
         ],
         structuredContent: envelope,
       };

@@ -72,9 +72,9 @@ function classify(error: GraphQLError): { code: ErrorCode; retryAfter: number | 
 
 /**
  * The error as answered: an `invalid_input` names what was wrong in its message (decisions §7:
- * the domain's detail, or GraphQL's own description of the request, bounded); other request
- * errors keep GraphQL's message; other field errors get the spec's fixed message, so no detail
- * of the domain leaks.
+ * the domain's detail, or GraphQL's own description of the request, bounded), a
+ * `budget_exceeded` the limit it passed; other request errors keep GraphQL's message; other
+ * field errors get the spec's fixed message, so no detail of the domain leaks.
  */
 export function shapeError(error: GraphQLError, requestId: string, logger: Logger): GraphQLError {
   const { code, retryAfter, unexpected } = classify(error);
@@ -87,6 +87,9 @@ export function shapeError(error: GraphQLError, requestId: string, logger: Logge
   if (code === 'invalid_input') {
     message = publicDetail(rootCause(error)) ?? boundDetail(error.message);
     logger.debug({ request_id: requestId, operation: 'graphql', detail: message }, 'invalid_input');
+  } else if (code === 'budget_exceeded') {
+    // A limit's own refusal (complexity, depth) states it already; a domain error's detail does.
+    message = publicDetail(rootCause(error)) ?? (isFieldError ? message : boundDetail(error.message));
   }
   // A request error without a status of its own (a limit's) is a 400, like a validation error.
   const http = error.extensions.http ?? (isFieldError ? undefined : { status: 400, spec: true });

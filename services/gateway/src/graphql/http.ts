@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBearer } from '@tms/auth';
 import { OPERATION_LIMITS } from '@tms/catalog';
-import { boundDetail, type Domain, DomainError } from '@tms/domain';
+import { boundDetail, DETAILED_CODES, type Domain, DomainError, overLimit } from '@tms/domain';
 import type { Logger } from 'pino';
 import { serveHashedAsset } from '../http/hashed-assets';
 import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
@@ -103,7 +103,7 @@ export class GraphqlHandler {
 
     const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes, scope.deadline);
     if (Buffer.byteLength(url.search) > OPERATION_LIMITS.maxRequestBytes) {
-      throw new DomainError('budget_exceeded', 'query string too large');
+      throw overLimit('request', 'the query string', OPERATION_LIMITS.maxRequestBytes);
     }
     const authenticate = () => this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
     const caller = await scope.deadline.race(authenticate());
@@ -186,7 +186,9 @@ function writeAnswer(
   headers: Record<string, string>,
   body: Buffer,
 ): void {
-  if (body.length > OPERATION_LIMITS.maxResponseBytes) throw new DomainError('budget_exceeded', 'response too large');
+  if (body.length > OPERATION_LIMITS.maxResponseBytes) {
+    throw overLimit('response', 'the answer', OPERATION_LIMITS.maxResponseBytes);
+  }
   res.writeHead(status, {
     ...headers,
     'content-length': String(body.length),
@@ -262,7 +264,8 @@ async function streamEvents(
 
 /**
  * The code of the answer's first error, for metrics and the request log, and the message of its
- * first `invalid_input` (already its bounded detail, see `shapeError`) for `X-Error-Detail`.
+ * first `invalid_input` or `budget_exceeded` (already its bounded detail, see `shapeError`) for
+ * `X-Error-Detail`.
  */
 function errorsOf(contentType: string | null, body: Buffer): { code: string | null; detail: string | null } {
   const none = { code: null, detail: null };
@@ -275,7 +278,7 @@ function errorsOf(contentType: string | null, body: Buffer): { code: string | nu
       errors?: { message?: unknown; extensions?: { code?: string } }[];
     };
     const errors = parsed.errors ?? [];
-    const invalid = errors.find((error) => error.extensions?.code === 'invalid_input');
+    const invalid = errors.find((error) => DETAILED_CODES.has(error.extensions?.code ?? ''));
     return {
       code: errors[0]?.extensions?.code ?? null,
       detail: typeof invalid?.message === 'string' ? boundDetail(invalid.message) : null,

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ErrorCode, errorObject, idSchema, OPERATION_LIMITS } from '@tms/catalog';
-import { Deadline } from '@tms/domain';
+import { DETAILED_CODES, Deadline } from '@tms/domain';
 
 const REQUEST_ID_BYTES = 12;
 /** Random bytes drawn for many request ids at once: one `randomFillSync` per request cost ~2% of a get's CPU. */
@@ -18,7 +18,7 @@ export function freshRequestId(): string {
   return `req_${requestIdPool.toString('hex', start, start + REQUEST_ID_BYTES)}`;
 }
 
-/** The response header naming what was wrong with an `invalid_input` request (decisions §7). */
+/** The response header naming what was wrong with an `invalid_input` request (decisions §7), or the limit a `budget_exceeded` one passed. */
 export const ERROR_DETAIL_HEADER = 'x-error-detail';
 
 /** Per-request bookkeeping shared by every route: id, operation label, error rendering. */
@@ -59,8 +59,8 @@ export class RequestScope {
   }
 
   /**
-   * The spec's error body. `detail` (an `invalid_input`'s, see `publicDetail`, or an
-   * `unauthenticated` request's reason, see `authFailureReason`) goes in `X-Error-Detail`; the
+   * The spec's error body. `detail` (an `invalid_input`'s or a `budget_exceeded`'s, see
+   * `publicDetail`, or an `unauthenticated` request's reason, see `authFailureReason`) goes in `X-Error-Detail`; the
    * body stays the exact error object. A 401 challenges with `Bearer`, naming `invalid_token` and
    * the reason when a token was given (RFC 6750 §3), nothing more when none was (§3.1).
    */
@@ -73,7 +73,7 @@ export class RequestScope {
     this.code = code;
     const error = errorObject(code, this.requestId, retryAfterSeconds);
     const headers: Record<string, string> = {};
-    if (detail !== null && code === 'invalid_input') headers[ERROR_DETAIL_HEADER] = detail;
+    if (detail !== null && DETAILED_CODES.has(code)) headers[ERROR_DETAIL_HEADER] = detail;
     if (code === 'unauthenticated') {
       headers['www-authenticate'] = bearerChallenge(detail);
       if (detail !== null) {
