@@ -224,7 +224,8 @@ export function createAgentServer(domain: Domain, connection: AgentConnection, o
       code = envelope.error.code;
       // The first text is the error object, as structured content; an `invalid_input` also
       // names what was wrong in a second text (decisions §7), e.g. `invalid_input: body.kind: ...`,
-      // and a held key's `conflict` its holder (§12): `conflict: body.key: held by memory mem_...`.
+      // a held key's `conflict` its holder (§12): `conflict: body.key: held by memory mem_...`,
+      // and a `budget_exceeded` the limit it passed.
       const detail = publicDetail(error);
       return {
         isError: true,

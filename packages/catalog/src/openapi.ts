@@ -141,6 +141,7 @@ const ERROR_STATUS_HEADERS: Record<number, string[]> = {
   401: ['WWW-Authenticate', 'X-Error-Detail'],
   405: ['Allow'],
   409: ['Retry-After', 'X-Error-Detail'],
+  413: ['X-Error-Detail'],
   429: ['Retry-After'],
   503: ['Retry-After'],
 };
@@ -458,7 +459,7 @@ function sharedHeaders(): JsonObject {
     },
     'X-Error-Detail': {
       description:
-        'With `invalid_input`: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`. With `unauthenticated`: why the token was refused, as in `WWW-Authenticate` (absent when none was sent). With `conflict` on `memories.create` when another memory of the namespace holds the key: that memory, `body.key: held by memory mem_…`. The body stays the exact error object; no other code carries a detail.',
+        'With `invalid_input`: what was wrong, e.g. `body.kind: expected one of claim, episode, procedure`, several `; `-separated (as many as fit in 300 characters, then `(and N more)`). With `budget_exceeded`: the limit passed, e.g. `request: the body is over the limit of 262144 bytes`. With `unauthenticated`: why the token was refused, as in `WWW-Authenticate` (absent when none was sent). With `conflict` on `memories.create` when another memory of the namespace holds the key: that memory, `body.key: held by memory mem_…`. The body stays the exact error object; no other code carries a detail.',
       required: false,
       schema: { type: 'string', minLength: 1 },
     },

@@ -322,6 +322,9 @@ describe('bounds survive into the document', () => {
     expect(forbidden.description).toContain('enrollment_required');
     const invalid = resolve(operationOf('/v1/me', 'GET').responses['400']);
     expect(resolve(invalid.headers['X-Error-Detail'])).toMatchObject({ required: false });
+    // A 413 states the limit it passed.
+    const tooLarge = resolve(operationOf('/v1/memories', 'POST').responses['413']);
+    expect(Object.keys(tooLarge.headers)).toContain('X-Error-Detail');
     const unavailable = resolve(operationOf('/v1/me', 'GET').responses['503']);
     expect(Object.keys(unavailable.headers)).toContain('Retry-After');
     const notAllowed = resolve(operationOf('/v1/me', 'GET').responses['405']);

@@ -160,6 +160,42 @@ describe('@tms/client packed and installed from its tarball', SLOW, () => {
     expect(manifest.dependencies ?? {}).toEqual({});
   });
 
+  it('leaves no untracked file where docs/client.md runs `npm pack`: git ignores the tarball', async () => {
+    // This test packs into a folder of its own (removed afterwards); a user's `npm pack` writes here.
+    const inPackage = path.join('packages/client', path.basename(tarball));
+    const { stdout } = await run('git', ['check-ignore', '--verbose', inPackage], { cwd: ROOT });
+    expect(stdout).toContain(`.gitignore`);
+    expect(stdout.trim().endsWith(inPackage)).toBe(true);
+    // The rule is not so wide that it hides the package's own files.
+    await expect(run('git', ['check-ignore', 'packages/client/package.json'], { cwd: ROOT })).rejects.toThrow();
+  });
+
+  it("runs docs/client.md's first calls as written: the ES module one and the CommonJS one", async () => {
+    const docs = fs.readFileSync(path.join(ROOT, 'docs/client.md'), 'utf8');
+    const block = (name: string) => {
+      const match = new RegExp(
+        `<!-- example:${name} -->\\n\`\`\`js\\n([\\s\\S]*?)\\n\`\`\`\\n<!-- /example:${name} -->`,
+      ).exec(docs);
+      if (!match?.[1]) throw new Error(`docs/client.md has no example block ${name}`);
+      return match[1];
+    };
+    // As the docs name the files: a .mjs beside the CommonJS default, a .js in a CommonJS project.
+    const dir = writeProject('docs-first-call', {
+      'package.json': JSON.stringify({ name: 'docs-user', private: true }),
+      'first-call.mjs': block('first-call-esm'),
+      'first-call.js': block('first-call-cjs'),
+    });
+    await install(dir);
+    const env = { ...runEnv, TOKEN: runEnv.TMS_TOKEN as string };
+    for (const file of ['first-call.mjs', 'first-call.js']) {
+      const { stdout } = await run(process.execPath, [file], { cwd: dir, env });
+      const lines = stdout.trim().split('\n');
+      expect(lines[0], file).toMatch(/^act_\w+ session$/);
+      expect(lines[1], file).toBe('invalid_input 400 X-Service-Workspace: is required');
+      expect(lines, file).toHaveLength(2);
+    }
+  });
+
   it('runs from plain Node ESM', async () => {
     const dir = writeProject('esm', {
       'package.json': JSON.stringify({ name: 'esm-user', private: true, type: 'module' }),

@@ -37,7 +37,7 @@ import { CommitWatch } from './commit-watch';
 import type { DomainObserver, DomainSettings, HandlerContext } from './context';
 import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
-import { describeIssues, invalidInput } from './error-detail';
+import { describeIssues, invalidInput, overLimit } from './error-detail';
 import { DomainError } from './errors';
 import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
 import { HANDLERS } from './handlers';
@@ -283,11 +283,12 @@ export class Domain {
   /**
    * The operator CLI (`svc admin ...`): run an operation in one workspace with workspace-admin
    * standing, through the same validation, rules, commit and idempotency record as a request.
+   * A directory operation (`workspaces.create`) takes no workspace (`workspaceId` null).
    */
   async executeAsOperator(
     operation: Operation,
     raw: RawInput,
-    options: { workspaceId: string; operatorSubject: string; idempotencyKey: string | null },
+    options: { workspaceId: string | null; operatorSubject: string; idempotencyKey: string | null },
   ): Promise<OperationResult> {
     const actor = await this.ledger.stores.directory.findOrCreateActor(
       OPERATOR_ISSUER,
@@ -336,7 +337,7 @@ export class Domain {
         const value = await handler(input, ctx);
         const json = JSON.stringify(value);
         if (Buffer.byteLength(json) > OPERATION_LIMITS.maxResponseBytes) {
-          throw new DomainError('budget_exceeded', 'response too large');
+          throw overLimit('response', 'the answer', OPERATION_LIMITS.maxResponseBytes);
         }
         return { json, replayed: false, value };
       };

@@ -2,9 +2,9 @@ import { DomainError } from './errors';
 
 /**
  * The one formatter of `invalid_input` details (decisions §7): `<place>: <reason>`, e.g.
- * `body.kind: expected one of claim, episode, procedure`. A detail travels in the
- * `X-Error-Detail` response header, so it is printable ASCII, at most `MAX_DETAIL_LENGTH`
- * characters, and quotes a client's own name only short and escaped.
+ * `body.kind: expected one of claim, episode, procedure`, several of them `; `-separated. A
+ * detail travels in the `X-Error-Detail` response header, so it is printable ASCII, at most
+ * `MAX_DETAIL_LENGTH` characters, and quotes a client's own name only short and escaped.
  */
 
 /** Details stay short enough for a header. */
@@ -38,14 +38,27 @@ export function invalidInput(detail: string): DomainError {
 }
 
 /**
- * The detail a client may see for an error: every `invalid_input` carries one, and a `conflict`
- * over a held key names the holder (decisions §7, §12); `not_found` and `forbidden` never hint
- * at whether something exists. Null for anything else.
+ * The detail a client may see for an error: what was wrong with an `invalid_input`, the limit a
+ * `budget_exceeded` passed (the limits are public: this hints at nothing stored), and the holder
+ * of a key a `conflict` names (decisions §7, §12); `not_found` and `forbidden` never hint at
+ * whether something exists. Null for anything else.
  */
 export function publicDetail(error: unknown): string | null {
   if (!(error instanceof DomainError)) return null;
   if (error.code === 'invalid_input') return boundDetail(error.detail ?? 'the request is invalid');
+  if (error.code === 'budget_exceeded' && error.detail) return boundDetail(error.detail);
   return error.detailShown && error.detail ? boundDetail(error.detail) : null;
+}
+
+/**
+ * The codes whose errors always carry a public detail (`publicDetail`); a `conflict` carries one
+ * only when it names a key's holder.
+ */
+export const DETAILED_CODES: ReadonlySet<string> = new Set(['invalid_input', 'budget_exceeded']);
+
+/** `budget_exceeded` for a request or response over a byte limit, stating it. */
+export function overLimit(place: 'request' | 'response', what: string, limit: number): DomainError {
+  return new DomainError('budget_exceeded', `${place}: ${what} is over the limit of ${limit} bytes`);
 }
 
 /**
@@ -154,10 +167,12 @@ function describeIssue(
   keyNoun: string,
 ): [PropertyKey[], string] {
   const here = [...path, ...issue.path];
+  // A field that is absent is required, whatever it would have had to be (a type, a value of a set).
+  const absentCodes = ['invalid_type', 'invalid_value', 'invalid_union'];
+  if (absentCodes.includes(issue.code) && valueAt(input, here) === undefined) return [here, 'is required'];
   switch (issue.code) {
     case 'invalid_type': {
       const value = valueAt(input, here);
-      if (value === undefined) return [here, 'is required'];
       return [here, `expected ${showValue(issue.expected)}, got ${jsonType(value)}`];
     }
     case 'invalid_value': {
@@ -199,14 +214,25 @@ function describeIssue(
 }
 
 /**
- * The detail for a part's schema issues: the first issue at its field path, and how many
- * more there were, e.g. `query.limit: must be at most 100`, `body: unknown field "foo"` or
- * `query: unknown parameter "color"`.
+ * The detail for a part's schema issues: every issue at its field path, `; `-separated in the
+ * order zod found them, as many whole as fit in `MAX_DETAIL_LENGTH`, then how many more there
+ * were: `body.namespace_id: is required; body.kind: is required; body.text: is required`,
+ * `query.limit: must be at most 100`, `body: unknown field "foo"`.
  */
 export function describeIssues(part: InputPart, issues: readonly SchemaIssue[], input: unknown): string {
-  const first = issues[0];
-  if (!first) return `${part}: is invalid`;
-  const [path, reason] = describeIssue(first, [], input, part === 'query' ? 'parameter' : 'field');
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  return boundDetail(`${fieldPath(part, path)}: ${reason}${more}`);
+  if (issues.length === 0) return `${part}: is invalid`;
+  const described = issues.map((issue) => {
+    const [path, reason] = describeIssue(issue, [], input, part === 'query' ? 'parameter' : 'field');
+    return boundDetail(`${fieldPath(part, path)}: ${reason}`);
+  });
+  let detail = described[0] as string;
+  for (let listed = 1; listed < described.length; listed += 1) {
+    const left = described.length - listed - 1;
+    // Room is kept for the count of those that would not fit after this one.
+    const more = left > 0 ? ` (and ${left} more)`.length : 0;
+    const next = `${detail}; ${described[listed]}`;
+    if (next.length + more > MAX_DETAIL_LENGTH) return boundDetail(`${detail} (and ${described.length - listed} more)`);
+    detail = next;
+  }
+  return detail;
 }

@@ -6,11 +6,13 @@ export { Domain, type DomainOptions, type OperationResult, type RawInput, type R
 export {
   authFailureReason,
   boundDetail,
+  DETAILED_CODES,
   describeIssues,
   fieldPath,
   type InputPart,
   invalidInput,
   MAX_DETAIL_LENGTH,
+  overLimit,
   publicDetail,
   quoteName,
 } from './error-detail';

@@ -34,8 +34,13 @@ describe('invalid_input details', () => {
     expect(detailFor('memories.create', 'body', { namespace_id: 'ns_1', kind: 'claim', text: 7, valid_from: 0 })).toBe(
       'body.text: expected string, got number',
     );
-    // Several problems: the first, and how many more.
-    expect(detailFor('memories.create', 'body', {})).toMatch(/^body\.namespace_id: is required \(and \d+ more\)$/);
+    // Several problems: every one, in the order zod found them; an absent enum is required too.
+    expect(detailFor('memories.create', 'body', {})).toBe(
+      'body.namespace_id: is required; body.kind: is required; body.text: is required; body.valid_from: is required',
+    );
+    expect(detailFor('memories.create', 'body', { namespace_id: 'ns_1', kind: 'fact', text: 7 })).toBe(
+      'body.kind: expected one of claim, episode, procedure; body.text: expected string, got number; body.valid_from: is required',
+    );
     expect(detailFor('namespaces.create', 'body', { parent_id: null, name: 'x', 'a b': 1 })).toBe(
       'body: unknown field "a b"',
     );
@@ -55,10 +60,36 @@ describe('invalid_input details', () => {
     expect(many).toBe('body: unknown fields "f0", "f1", "f2" and 47 more');
   });
 
-  it('are public for invalid_input only', () => {
+  it('list as many problems as fit in 300 characters, then how many more there were', () => {
+    // Every problem is a bad item of a list of 100: each one named until the bound.
+    const issues = Array.from({ length: 100 }, (_, i) => ({
+      code: 'invalid_type',
+      path: ['evidence_ids', i],
+      message: 'x',
+      expected: 'string',
+    }));
+    const input = { evidence_ids: Array.from({ length: 100 }, () => 7) };
+    const detail = describeIssues('body', issues, input);
+    expect(detail.length).toBeLessThanOrEqual(300);
+    const match = /^(.*) \(and (\d+) more\)$/.exec(detail);
+    const listed = match?.[1]?.split('; ') ?? [];
+    expect(listed[0]).toBe('body.evidence_ids[0]: expected string, got number');
+    expect(listed).toEqual(listed.map((_, i) => `body.evidence_ids[${i}]: expected string, got number`));
+    // Nothing is lost: the listed and the counted make up all 100, and one more would not fit.
+    expect(listed.length + Number(match?.[2])).toBe(100);
+    expect(
+      `${match?.[1]}; body.evidence_ids[${listed.length}]: expected string, got number (and ${99 - listed.length} more)`
+        .length,
+    ).toBeGreaterThan(300);
+  });
+
+  it('are public for invalid_input, and for budget_exceeded (the limit it passed), only', () => {
     expect(publicDetail(new DomainError('invalid_input', 'body.kind: expected one of a, b'))).toBe(
       'body.kind: expected one of a, b',
     );
+    expect(
+      publicDetail(new DomainError('budget_exceeded', 'request: the body is over the limit of 262144 bytes')),
+    ).toBe('request: the body is over the limit of 262144 bytes');
     expect(publicDetail(new DomainError('not_found', 'no such namespace'))).toBeNull();
     expect(publicDetail(new DomainError('forbidden', 'workspace admins only'))).toBeNull();
     expect(publicDetail(new Error('invalid_input: boom'))).toBeNull();

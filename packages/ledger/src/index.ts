@@ -11,6 +11,7 @@ export {
   sha256Hex,
   walkChain,
 } from './chain';
+export { type ChangedField, explainBrokenCommit } from './chain-diagnosis';
 export { type ChainingProgress, chainOlderLedgers } from './chain-migration';
 export {
   type Database,

@@ -7,6 +7,7 @@ import {
   sha256Hex,
   walkChain,
 } from './chain';
+import { type ChangedField, explainBrokenCommit } from './chain-diagnosis';
 import type { RecordInterval } from './storage/chain-storage';
 import type { Stores } from './stores';
 
@@ -15,7 +16,16 @@ export const VERIFY_BATCH = 500;
 
 export type ChainVerdict =
   | { intact: true; sequence: number; chainHash: string }
-  | { intact: false; sequence: number; reason: string };
+  | {
+      intact: false;
+      sequence: number;
+      reason: string;
+      /** For a commit that no longer matches its chain hash: the records' fields found changed (none when unknown). */
+      changed?: ChangedField[];
+    };
+
+/** Where a chain first disagrees with the rows, why, and (when known) what changed. */
+type Break = ChainBreak & { changed?: ChangedField[] };
 
 export interface VerifyOptions {
   /** First sequence to recompute; the chain hash stored at `from - 1` is taken as given. */
@@ -25,6 +35,11 @@ export interface VerifyOptions {
   onProgress?: (sequence: number, head: number) => void;
   /** Called after each page of the record-end pass with the revisions checked so far. */
   onRecordEnds?: (revisions: number) => void;
+  /**
+   * An earlier copy of each commit's digest input (an export's `commit` lines), to name every
+   * field a broken commit changed; trusted only where it chains to the stored hash.
+   */
+  recorded?: (sequence: number) => CommitDigestInput | undefined;
 }
 
 /**
@@ -46,7 +61,7 @@ export async function verifyWorkspaceChain(
     return { intact: false, sequence: from - 1, reason: `commit ${from - 1} is missing or not chained` };
   }
   const retractions: Retractions = new Map();
-  let broken: ChainBreak | null = null;
+  let broken: Break | null = null;
   let next = from;
   while (next <= head.sequence) {
     const rows = await stores.chain.commits(workspaceId, next, head.sequence, batchSize);
@@ -63,7 +78,18 @@ export async function verifyWorkspaceChain(
     const reached = 'broken' in walked ? walked.broken.sequence - 1 : walked.sequence;
     for (const input of inputs) if (input.sequence <= reached) noteRetraction(input, retractions);
     if ('broken' in walked) {
-      broken = walked.broken;
+      const at = inputs.findIndex((input) => input.sequence === walked.broken.sequence);
+      const stored = rows[at]?.chainHash;
+      const before = at === 0 ? previous : rows[at - 1]?.chainHash;
+      const input = inputs[at];
+      // A commit whose rows give another hash (not a missing or unchained one): name what changed.
+      broken =
+        input && stored && before && nextChainHash(before, commitDigest(input)) !== stored
+          ? {
+              sequence: input.sequence,
+              ...explainBrokenCommit(before, input, stored, options.recorded?.(input.sequence)),
+            }
+          : walked.broken;
       break;
     }
     previous = walked.head;
@@ -110,19 +136,33 @@ async function firstBadRecordEnd(
     pageSize: number;
     onPage?: ((revisions: number) => void) | undefined;
   },
-): Promise<ChainBreak | null> {
-  let first: ChainBreak | null = null;
-  const found = (sequence: number, reason: string) => {
-    if (sequence >= options.from && (first === null || sequence < first.sequence)) first = { sequence, reason };
+): Promise<Break | null> {
+  let first: Break | null = null;
+  /** A revision whose `recorded_until` is `found` where the commit that ends it says `expected`. */
+  const found = (sequence: number, revision: RecordInterval, expected: number | null, reason: string) => {
+    if (sequence >= options.from && (first === null || sequence < first.sequence)) {
+      const change = { kind: 'revision', id: revision.id, field: 'recorded_until', found: revision.recordedUntil };
+      first = { sequence, reason, changed: [{ ...change, recorded: expected }] };
+    }
   };
   const checkLast = (last: RecordInterval) => {
     const retraction = retractions.get(last.id);
     if (retraction) {
       if (last.recordedUntil !== retraction.recordedAt) {
-        found(retraction.sequence, `revision ${last.id} does not end when commit ${retraction.sequence} retracted it`);
+        found(
+          retraction.sequence,
+          last,
+          retraction.recordedAt,
+          `revision ${last.id} does not end when commit ${retraction.sequence} retracted it (recorded_until is ${last.recordedUntil}, the retraction was recorded at ${retraction.recordedAt})`,
+        );
       }
     } else if (last.recordedUntil !== null && options.allRetractionsSeen) {
-      found(last.commitSequence, `revision ${last.id} has a recorded_until though no commit ended it`);
+      found(
+        last.commitSequence,
+        last,
+        null,
+        `revision ${last.id} has a recorded_until (${last.recordedUntil}) though no commit ended it`,
+      );
     }
   };
   let previous: RecordInterval | null = null;
@@ -135,7 +175,9 @@ async function firstBadRecordEnd(
         if (revision.generation === previous.generation + 1 && previous.recordedUntil !== revision.recordedAt) {
           found(
             revision.commitSequence,
-            `revision ${previous.id} does not end when generation ${revision.generation} was recorded`,
+            previous,
+            revision.recordedAt,
+            `revision ${previous.id} does not end when generation ${revision.generation} was recorded (recorded_until is ${previous.recordedUntil}, generation ${revision.generation} was recorded at ${revision.recordedAt})`,
           );
         }
       } else if (previous) {
@@ -143,7 +185,8 @@ async function firstBadRecordEnd(
       }
       previous = revision;
     }
-    options.onPage?.(checked);
+    // A last page found empty (the one before was full) has checked nothing more: not reported again.
+    if (page.length > 0 || checked === 0) options.onPage?.(checked);
     if (page.length < options.pageSize) break;
   }
   if (previous) checkLast(previous);
@@ -194,7 +237,14 @@ export function verifyExportLines(lines: Iterable<Record<string, unknown>>): Cha
   if (commits.length === 0) return { intact: false, sequence: 0, reason: 'the file holds no commit lines' };
   const walked = walkChain(GENESIS_CHAIN_HASH, 1, commits);
   const bySequence = new Map(commits.map((c) => [c.input.sequence, c.input]));
-  let broken: ChainBreak | null = 'broken' in walked ? walked.broken : null;
+  let broken: Break | null = 'broken' in walked ? walked.broken : null;
+  if (broken) {
+    const at = broken.sequence - 1;
+    const [before, commit] = [commits[at - 1]?.chainHash ?? (at === 0 ? GENESIS_CHAIN_HASH : null), commits[at]];
+    if (commit?.chainHash && before && nextChainHash(before, commitDigest(commit.input)) !== commit.chainHash) {
+      broken = { sequence: broken.sequence, ...explainBrokenCommit(before, commit.input, commit.chainHash) };
+    }
+  }
   for (const text of texts) {
     const record = bySequence.get(text.sequence)?.records.find((r) => r.id === text.id);
     if (record?.[text.field] !== text.sha256 && (broken === null || text.sequence < broken.sequence)) {

@@ -1,61 +1,7 @@
-import crypto from 'node:crypto';
-import { OPERATIONS_BY_NAME, type Operation, type OperationName, type OperationOutput } from '@tms/catalog';
-import { composeDomain } from '@tms/composition';
-import type { RawInput } from '@tms/domain';
+import { DomainError } from '@tms/domain';
+import { grantToCredential } from './admin-grants';
 import type { CliEnv } from './env';
-
-/** What a command prints: `stdout` is the one value a script captures, `note` goes to stderr. */
-export interface AdminOutput {
-  stdout: string;
-  note?: string;
-}
-
-/**
- * Run one catalog operation as the operator, through the domain layer: the same validation,
- * rules, ledger commit and idempotency record as the `/v1` route of that operation.
- */
-type AnswerOf<Name extends OperationName> = OperationOutput<Extract<Operation, { name: Name }>>;
-
-export async function asOperator<Name extends OperationName>(
-  env: CliEnv,
-  name: Name,
-  workspaceId: string,
-  raw: Partial<RawInput>,
-  idempotencyKey: string | undefined,
-): Promise<AnswerOf<Name>> {
-  const operation = OPERATIONS_BY_NAME.get(name);
-  if (!operation) throw new Error(`operation ${name} missing from the catalog`);
-  // Issuance and revocation never search: compose without a provider (no index is prepared). One
-  // operation per process: its rate limit is counted in process, without a Redis connection.
-  const { domain, ledger } = await composeDomain(
-    { ...env, SEARCH_PROVIDER: 'none', RATE_LIMIT_REDIS_URL: undefined },
-    { holder: 'svc admin' },
-  );
-  try {
-    // The embedded ledger was migrated in composing; a Postgres one must be already.
-    await ledger.assertReady();
-    const result = await domain.executeAsOperator(
-      operation,
-      { params: raw.params ?? {}, query: raw.query ?? {}, body: raw.body },
-      {
-        workspaceId,
-        operatorSubject: env.USER ?? 'operator',
-        idempotencyKey: operation.idempotent
-          ? (idempotencyKey ?? `cli-${crypto.randomBytes(12).toString('hex')}`)
-          : null,
-      },
-    );
-    return JSON.parse(result.json) as AnswerOf<Name>;
-  } finally {
-    await ledger.close();
-  }
-}
-
-/** The options every workspace-scoped admin command takes. */
-export interface WorkspaceOptions {
-  workspace: string;
-  idempotencyKey?: string;
-}
+import { type AdminOutput, asOperator, stepKey, type WorkspaceOptions, withOperator } from './operator';
 
 export interface IssueOptions extends WorkspaceOptions {
   installation?: string;
@@ -63,14 +9,23 @@ export interface IssueOptions extends WorkspaceOptions {
   capabilities: string[];
   namespaces?: string[];
   expiresAt?: number;
+  /** Also grant it its capabilities on each of `namespaces` and their subtrees. */
+  grant?: boolean;
 }
 
-/** Issue an installation credential or a service key; stdout is the secret, shown once. */
+/**
+ * Issue an installation credential or a service key; stdout is the secret, shown once. With
+ * `grant`, the credential is then granted its capabilities on each of its namespaces (a commit
+ * each); should that fail, the secret is still printed, with what is left to do.
+ */
 export async function issueCredential(
   env: CliEnv,
   kind: 'installation' | 'service_key',
   options: IssueOptions,
 ): Promise<AdminOutput> {
+  if (options.grant && options.namespaces === undefined) {
+    throw new DomainError('invalid_input', '--grant: needs --namespaces (the namespaces to grant it on)');
+  }
   const body = {
     kind,
     ...(kind === 'installation' ? { product_installation_id: options.installation } : {}),
@@ -79,15 +34,33 @@ export async function issueCredential(
     ...(options.namespaces !== undefined ? { namespace_ids: options.namespaces } : {}),
     ...(options.expiresAt !== undefined ? { expires_at: options.expiresAt } : {}),
   };
-  const answer = await asOperator(env, 'credentials.create', options.workspace, { body }, options.idempotencyKey);
-  const { credential, secret, commit } = answer;
-  if (secret === null) {
-    throw new Error(`this idempotency key already issued ${credential.id}; its secret was shown once`);
-  }
-  return {
-    stdout: secret,
-    note: `issued ${kind === 'installation' ? 'installation credential' : 'service key'} ${credential.id} (${credential.capabilities.join(', ')}) at commit ${commit.sequence}; the secret above is shown once`,
-  };
+  const noun = kind === 'installation' ? 'installation credential' : 'service key';
+  return withOperator(env, async (run) => {
+    const { answer } = await run('credentials.create', options.workspace, { body }, options.idempotencyKey);
+    const { credential, secret, commit } = answer;
+    if (secret === null) {
+      throw new Error(`this idempotency key already issued ${credential.id}; its secret was shown once`);
+    }
+    const notes = [
+      `issued ${noun} ${credential.id} (${credential.capabilities.join(', ')}) at commit ${commit.sequence}`,
+    ];
+    let failure: string | undefined;
+    if (options.grant) {
+      for (const namespace of options.namespaces ?? []) {
+        try {
+          const key = stepKey(options.idempotencyKey, `grant-${namespace}`);
+          notes.push(
+            await grantToCredential(run, options.workspace, namespace, credential.id, credential.capabilities, key),
+          );
+        } catch (error) {
+          failure = `granting ${credential.id} on ${namespace} failed (${(error as Error).message}): grant it with svc admin grant put, or revoke it`;
+          break;
+        }
+      }
+    }
+    notes.push('the secret above is shown once');
+    return { stdout: secret, note: notes.join('\n'), ...(failure ? { failure } : {}) };
+  });
 }
 
 /** Install a product; stdout is its id. */

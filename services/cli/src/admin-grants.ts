@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
+import type { Grant, GrantTarget } from '@tms/catalog';
 import { DomainError } from '@tms/domain';
-import { type AdminOutput, asOperator, type WorkspaceOptions } from './admin-credentials';
 import type { CliEnv } from './env';
+import { type AdminOutput, asOperator, type RunAsOperator, type WorkspaceOptions, withOperator } from './operator';
 
 export interface GrantOptions extends WorkspaceOptions {
   namespace: string;
@@ -49,18 +50,101 @@ async function readGrants(value: string): Promise<unknown> {
   throw new DomainError('invalid_input', '--grants: expected a list of grants or an object with a grants list');
 }
 
-/** Replace the whole grant list of a namespace; prints the list now stored. */
+/** `credential cred_…`, `installation ins_…`, `actor act_…`. */
+function targetName(target: GrantTarget): string {
+  switch (target.kind) {
+    case 'actor':
+      return `actor ${target.actor_id}`;
+    case 'installation':
+      return `installation ${target.product_installation_id}`;
+    case 'credential':
+      return `credential ${target.credential_id}`;
+  }
+}
+
+const grantTerms = (grant: Grant) =>
+  `${grant.capabilities.join(', ') || 'no capabilities'}${grant.inherit ? ', inherited by the subtree' : ''}`;
+
+/**
+ * What replacing `before` with `after` did, target by target: `added credential cred_1 (read,
+ * inherited by the subtree); revoked actor act_2; 1 unchanged`, or `nothing changed`.
+ */
+export function describeGrantChange(before: readonly Grant[], after: readonly Grant[]): string {
+  const key = (grant: Grant) => targetName(grant.target);
+  const old = new Map(before.map((grant) => [key(grant), grant]));
+  const kept = new Set(after.map(key));
+  const parts: string[] = [];
+  let unchanged = 0;
+  for (const grant of after) {
+    const previous = old.get(key(grant));
+    if (!previous) parts.push(`added ${key(grant)} (${grantTerms(grant)})`);
+    else if (grantTerms(previous) !== grantTerms(grant)) {
+      parts.push(`changed ${key(grant)} from (${grantTerms(previous)}) to (${grantTerms(grant)})`);
+    } else unchanged += 1;
+  }
+  for (const grant of before) if (!kept.has(key(grant))) parts.push(`revoked ${key(grant)}`);
+  if (parts.length === 0) return 'nothing changed';
+  return [...parts, ...(unchanged > 0 ? [`${unchanged} unchanged`] : [])].join('; ');
+}
+
+/**
+ * Replace a namespace's grant list, read just before so that the note says what changed. A
+ * replayed idempotency key changes nothing now: the note says so.
+ */
+async function replaceGrants(
+  run: RunAsOperator,
+  workspace: string,
+  namespace: string,
+  change: (before: Grant[]) => unknown[],
+  idempotencyKey: string | undefined,
+): Promise<{ grants: Grant[]; commit: number; note: string }> {
+  const before = (await run('namespaces.grants.list', workspace, { params: { id: namespace } })).answer.grants;
+  const { answer, replayed } = await run(
+    'namespaces.grants.put',
+    workspace,
+    { params: { id: namespace }, body: { grants: change(before) } },
+    idempotencyKey,
+  );
+  const note = replayed
+    ? `replayed the answer this idempotency key had at commit ${answer.commit.sequence}; nothing changed now`
+    : `${describeGrantChange(before, answer.grants)} (commit ${answer.commit.sequence})`;
+  return { grants: answer.grants, commit: answer.commit.sequence, note };
+}
+
+/** Replace the whole grant list of a namespace; prints the list now stored, and what changed. */
 export async function putGrants(env: CliEnv, options: GrantOptions & { grants: string }): Promise<AdminOutput> {
   const grants = await readGrants(options.grants);
-  const answer = await asOperator(
-    env,
-    'namespaces.grants.put',
-    options.workspace,
-    { params: { id: options.namespace }, body: { grants } },
-    options.idempotencyKey,
+  const { workspace, namespace, idempotencyKey } = options;
+  return withOperator(env, async (run) => {
+    const put = await replaceGrants(run, workspace, namespace, () => grants as unknown[], idempotencyKey);
+    const count = `${put.grants.length} grant${put.grants.length === 1 ? '' : 's'}`;
+    return { stdout: asJson(put.grants), note: `${namespace} has ${count}: ${put.note}` };
+  });
+}
+
+/**
+ * Give a credential `capabilities` on a namespace and its subtree, beside the grants already
+ * there (replacing any it held there before). The list is read and put back whole, as
+ * `grant put` does; the note says what changed.
+ */
+export async function grantToCredential(
+  run: RunAsOperator,
+  workspace: string,
+  namespace: string,
+  credentialId: string,
+  capabilities: readonly string[],
+  idempotencyKey: string | undefined,
+): Promise<string> {
+  const target: GrantTarget = { kind: 'credential', credential_id: credentialId };
+  const put = await replaceGrants(
+    run,
+    workspace,
+    namespace,
+    (before) => [
+      ...before.filter((grant) => targetName(grant.target) !== targetName(target)),
+      { target, capabilities, inherit: true },
+    ],
+    idempotencyKey,
   );
-  return {
-    stdout: asJson(answer.grants),
-    note: `${answer.namespace_id} now has ${answer.grants.length} grants (commit ${answer.commit.sequence}); grants left out were revoked`,
-  };
+  return `${namespace}: ${put.note}`;
 }

@@ -33,8 +33,25 @@ export type CliEnv = z.infer<typeof schema>;
 /** Every variable this service reads (the deployment test checks compose against it). */
 export const ENV_KEYS: readonly string[] = Object.keys(schema.shape);
 
+/**
+ * The issuers the gateway verifies, which `svc admin enroll` checks its `--issuer` against.
+ * Compose hands them to the CLI as `${VAR:-}`: for the CLI an empty one is an unset one (the
+ * gateway, which needs them, names an empty one as a mistake).
+ */
+const ISSUER_KEYS: ReadonlySet<string> = new Set([
+  'SESSION_ISSUER',
+  'SESSION_JWKS_URI',
+  'SESSION_AUDIENCE',
+  'OAUTH_ISSUER',
+  'OAUTH_JWKS_URI',
+  'OAUTH_AUDIENCE',
+]);
+
 export function parseEnv(source: Record<string, string | undefined>): CliEnv {
-  const result = schema.safeParse(source);
+  const given = Object.fromEntries(
+    Object.entries(source).filter(([key, value]) => !(ISSUER_KEYS.has(key) && value === '')),
+  );
+  const result = schema.safeParse(given);
   if (result.success) return result.data;
   throw new Error(
     `invalid configuration: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

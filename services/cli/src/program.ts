@@ -2,20 +2,23 @@ import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from '@commander-js/extra-typings';
 import { CAPABILITIES } from '@tms/catalog';
 import type { Ledger } from '@tms/ledger';
-import type { AdminOutput } from './admin-credentials';
 import type { CliEnv } from './env';
+import type { AdminOutput } from './operator';
 import { progressBar } from './progress';
 
 // Each command loads what it needs when it runs, so `--help` and usage errors answer at once
 // without loading the ledger, PGlite or the domain.
 const adminOperations = () => import('./admin-credentials');
 const adminGrants = () => import('./admin-grants');
+const adminWorkspaces = () => import('./admin-workspaces');
 const auth = () => import('@tms/auth');
 
 /** Where a command's results go: `stdout` is the one value a script captures, notes go to stderr. */
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Whether stderr is a terminal, where progress redraws one line (absent: it is not). */
+  stderrIsTerminal?: boolean;
   /** The process environment, parsed only when a command runs (so `--help` never needs it). */
   env(): Promise<CliEnv>;
 }
@@ -23,6 +26,7 @@ export interface CliIo {
 export const processIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  stderrIsTerminal: process.stderr.isTTY === true,
   env: async () => (await import('./env')).parseEnv(process.env),
 };
 
@@ -92,6 +96,7 @@ function act<Args extends unknown[]>(
     }
     if (output.stdout !== '') io.stdout(`${output.stdout}\n`);
     if (output.note) io.stderr(`${output.note}\n`);
+    if (output.failure) throw new Error(output.failure);
   };
 }
 
@@ -103,19 +108,28 @@ function workspaceScoped<C extends Command<[], NoOptions>>(command: C) {
 }
 
 function adminCommands(program: Command, io: CliIo): void {
-  const admin = program.command('admin').description('directory, installations, credentials, service keys and grants');
+  const admin = program
+    .command('admin')
+    .description('workspaces, namespaces, the directory, installations, credentials, service keys and grants');
   admin
     .command('enroll')
-    .description('enroll a human so that they may create workspaces')
-    .requiredOption('--issuer <url>', 'the session issuer (iss)')
+    .description(
+      'enroll a human so that they may create workspaces; refused when no session token of the issuer is verified here (SESSION_ISSUER, DEV_AUTH)',
+    )
+    .requiredOption('--issuer <url>', 'the session issuer (iss), exactly as SESSION_ISSUER names it')
     .requiredOption('--subject <sub>', 'the subject (sub)')
+    .option('--force', 'enroll even when this deployment verifies no session token of the issuer (with a warning)')
     .action(
-      act(io, (env, { issuer, subject }) =>
-        withLedger(env, 'svc admin', 'write', async (ledger) => {
+      act(io, async (env, { issuer, subject, force }) => {
+        const { enrollmentProblem } = await import('./issuers');
+        const problem = enrollmentProblem(env, issuer);
+        if (problem && !force) throw await wrongArgument(`--issuer: ${problem}; --force enrolls it anyway`);
+        return withLedger(env, 'svc admin', 'write', async (ledger) => {
           const added = await ledger.stores.directory.enroll(issuer, subject, Date.now() / 1000);
-          return added ? `enrolled ${subject} (${issuer})` : `already enrolled: ${subject} (${issuer})`;
-        }),
-      ),
+          const done = added ? `enrolled ${subject} (${issuer})` : `already enrolled: ${subject} (${issuer})`;
+          return problem ? { stdout: done, note: `warning: ${problem}` } : done;
+        });
+      }),
     );
   admin
     .command('actor')
@@ -132,6 +146,22 @@ function adminCommands(program: Command, io: CliIo): void {
         ),
       ),
     );
+
+  const workspace = admin.command('workspace').description('workspaces, created without an identity provider');
+  workspace
+    .command('create')
+    .description("create a workspace as the operator (its first admin, or --owner's); prints its id")
+    .requiredOption('--name <name>', 'the workspace name')
+    .option('--owner <actor>', 'make this actor (act_..., see svc admin actor) its one admin instead')
+    .option('--idempotency-key <key>', 'replays the first answer when the command is run again with this key')
+    .action(act(io, async (env, options) => (await adminWorkspaces()).createWorkspace(env, options)));
+
+  const namespace = admin.command('namespace').description("a workspace's namespaces");
+  workspaceScoped(namespace.command('create'))
+    .description('create a namespace (a root one, or under --parent); prints its id')
+    .requiredOption('--name <name>', 'the namespace name')
+    .option('--parent <id>', 'the parent namespace (ns_...); none: a root namespace')
+    .action(act(io, async (env, options) => (await adminWorkspaces()).createNamespace(env, options)));
 
   const installation = admin.command('installation').description('products installed into a workspace');
   workspaceScoped(installation.command('create'))
@@ -179,7 +209,7 @@ function adminCommands(program: Command, io: CliIo): void {
     .action(act(io, async (env, options) => (await adminGrants()).listGrants(env, options)));
   workspaceScoped(grant.command('put'))
     .description(
-      'replace the whole grant list of a namespace (grants left out are revoked): read it with grant list, change it, put it back',
+      'replace the whole grant list of a namespace (grants left out are revoked): read it with grant list, change it, put it back; says what changed',
     )
     .requiredOption('--namespace <id>', 'the namespace (ns_...)')
     .requiredOption(
@@ -191,6 +221,7 @@ function adminCommands(program: Command, io: CliIo): void {
   const serviceKey = admin.command('service-key').description('back-office keys bound to one workspace');
   grants(serviceKey.command('issue'))
     .description('issue a service key bound to the workspace; prints the secret once')
+    .option('--grant', 'also grant it its capabilities on each of --namespaces and their subtrees')
     .action(act(io, async (env, options) => (await adminOperations()).issueCredential(env, 'service_key', options)));
   workspaceScoped(serviceKey.command('revoke'))
     .description('revoke a service key')
@@ -351,7 +382,7 @@ export function buildProgram(io: CliIo): Command {
   ledgerCommand
     .command('verify')
     .description(
-      "recompute a workspace's hash chain from its rows (or from an export file) and name the first sequence that no longer matches",
+      "recompute a workspace's hash chain from its rows (or from an export file) and name the first sequence that no longer matches, and what changed there",
     )
     .option('--workspace <id>', 'the workspace (ws_...)')
     .option(
@@ -359,17 +390,21 @@ export function buildProgram(io: CliIo): Command {
       'start at this sequence, taking the chain hash stored before it as given',
       positiveInteger,
     )
-    .option('--file <export>', 'verify an NDJSON export of a whole workspace (svc export) offline instead')
+    .option(
+      '--file <export>',
+      'verify an NDJSON export of a whole workspace (svc export) offline instead; with --workspace, compare a broken commit with the export to name every field that changed',
+    )
     .action(
       act(io, async (env, options) => {
         const { verifyExportFile, verifyLedger } = await import('./ledger-command');
-        if (options.file !== undefined) {
-          if (options.workspace !== undefined) throw await wrongArgument('give --workspace or --file, not both');
+        if (options.workspace === undefined) {
+          if (options.file === undefined) throw await wrongArgument('--workspace or --file is required');
+          if (options.from !== undefined) throw await wrongArgument('--from: verifies a workspace, give --workspace');
           return verifyExportFile(options.file);
         }
-        if (options.workspace === undefined) throw await wrongArgument('--workspace or --file is required');
-        const args = { workspace: options.workspace, from: options.from ?? 1 };
-        return withLedger(env, 'svc ledger verify', 'read', (ledger) => verifyLedger(ledger, args));
+        const args = { workspace: options.workspace, from: options.from ?? 1, reference: options.file };
+        const progress = { write: io.stderr, isTTY: io.stderrIsTerminal === true };
+        return withLedger(env, 'svc ledger verify', 'read', (ledger) => verifyLedger(ledger, args, progress));
       }),
     );
   ledgerCommand

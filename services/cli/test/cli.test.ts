@@ -16,7 +16,13 @@ describe('svc (operator CLI) on Postgres', SLOW, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('tms_cli');
-    env = { DATABASE_URL: db.url };
+    // The gateway's session issuer, which `svc admin enroll` checks its --issuer against.
+    env = {
+      DATABASE_URL: db.url,
+      SESSION_ISSUER: ISSUER,
+      SESSION_JWKS_URI: `${ISSUER}jwks.json`,
+      SESSION_AUDIENCE: 'tms',
+    };
   });
   afterAll(() => db?.drop());
 

@@ -228,6 +228,7 @@ describe('one process owns the embedded ledger', SLOW, () => {
       { name: 'admin enroll', args: ['admin', 'enroll', '--issuer', DEV_ISSUER, '--subject', 'refused-enroll'] },
       { name: 'admin actor', args: ['admin', 'actor', '--issuer', DEV_ISSUER, '--subject', 'refused-actor'] },
       { name: 'admin credential list', args: ['admin', 'credential', 'list', '--workspace', workspace] },
+      { name: 'admin workspace create', args: ['admin', 'workspace', 'create', '--name', 'refused'] },
       { name: 'migrate', args: ['migrate'] },
       { name: 'token --subject', args: ['token', '--subject', 'refused-token'] },
       { name: 'index status', args: ['index', 'status'] },

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { Ledger } from '@tms/ledger';
 import type { CliEnv } from '../src/env';
 import { type CliIo, runCli } from '../src/program';
 
@@ -16,4 +18,19 @@ export async function runInProcess(argv: string[], env: () => Promise<CliEnv>) {
   };
   const code = await runCli(argv, io);
   return { code, stdout, stderr };
+}
+
+/** Open the test's ledger (Postgres at `databaseUrl`, else PGlite under `dataDir`) for `use`, then close it. */
+export async function withTestLedger<T>(
+  place: { databaseUrl?: string | undefined; dataDir: string },
+  use: (ledger: Ledger) => Promise<T>,
+): Promise<T> {
+  const ledger = await Ledger.open(
+    place.databaseUrl ? { databaseUrl: place.databaseUrl } : { dataDir: path.join(place.dataDir, 'pglite') },
+  );
+  try {
+    return await use(ledger);
+  } finally {
+    await ledger.close();
+  }
 }

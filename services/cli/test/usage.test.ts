@@ -52,6 +52,8 @@ describe('svc usage (decisions §9)', () => {
         'migrate',
         'admin enroll',
         'admin actor',
+        'admin workspace create',
+        'admin namespace create',
         'admin installation create',
         'admin installation revoke',
         'admin installation list',
@@ -158,8 +160,11 @@ describe('svc usage (decisions §9)', () => {
     const { parseEnv } = await import('../src/env');
     const ws = ['--workspace', 'ws_0000000000000000000000000'];
     const commands = [
-      ['admin', 'enroll', '--issuer', 'https://id.example.test/', '--subject', 'ana'],
+      // The dev issuer: verified here (DEV_AUTH=1), so enrolling under it is no wrong argument.
+      ['admin', 'enroll', '--issuer', 'urn:tms:dev-auth', '--subject', 'ana'],
       ['admin', 'actor', '--issuer', 'https://id.example.test/', '--subject', 'ana'],
+      ['admin', 'workspace', 'create', '--name', 'acme'],
+      ['admin', 'namespace', 'create', ...ws, '--name', 'crm'],
       ['admin', 'service-key', 'issue', ...ws, '--name', 'backend', '--capabilities', 'read'],
       ['admin', 'grant', 'list', ...ws, '--namespace', 'ns_0000000000000000000000000'],
       ['index', 'status'],
@@ -191,7 +196,7 @@ describe('svc usage (decisions §9)', () => {
         });
       }
       const enrolled = await run(commands[0] as string[], { DATA_DIR: dataDir });
-      expect(enrolled).toMatchObject({ code: 0, stdout: 'enrolled ana (https://id.example.test/)\n' });
+      expect(enrolled).toMatchObject({ code: 0, stdout: 'enrolled ana (urn:tms:dev-auth)\n' });
       const embedded = await Ledger.open({ dataDir: path.join(dataDir, 'pglite') });
       try {
         expect(await embedded.ready()).toBe(true);

@@ -159,10 +159,14 @@ export function Timeline(props: {
                   </text>
                 </a>
               )}
-              {bottom - top > 14 && (
-                <text x={left + 4} y={bottom - 5} class="label" clip-path="inset(0)">
-                  {`g${r.generation} ${r.text}`.slice(0, Math.max(0, Math.floor((right - left - 8) / 7)))}
-                </text>
+              {bottom - top > 14 && right - left > 12 && (
+                // The browser lays the label out: whole when it fits, else cut with an ellipsis
+                // (CSS text-overflow), the whole text in its title and the rectangle's.
+                <foreignObject x={left + 4} y={bottom - 18} width={right - left - 8} height={16} class="label-box">
+                  <div class="label" title={`g${r.generation} ${r.text}`} data-revision-id={r.id}>
+                    {`g${r.generation} ${r.text}`}
+                  </div>
+                </foreignObject>
               )}
             </g>
           );

@@ -5,6 +5,7 @@ import { type ErrorCode, errorObject, OPERATION_LIMITS } from '@tms/catalog';
 import {
   authFailureReason,
   boundDetail,
+  DETAILED_CODES,
   type Domain,
   DomainError,
   isDatabaseUnavailable,
@@ -75,6 +76,9 @@ function clientErrorCode(error: NodeJS.ErrnoException): ErrorCode {
 
 /** What Node's parser refused, for `X-Error-Detail` (its codes are ASCII names like `HPE_INVALID_METHOD`). */
 function clientErrorDetail(error: NodeJS.ErrnoException): string {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return boundDetail(`request: the headers are over the limit of ${http.maxHeaderSize} bytes (${error.code})`);
+  }
   return boundDetail(`request: malformed HTTP request (${error.code ?? 'unparsable'})`);
 }
 
@@ -88,7 +92,7 @@ function clientErrorResponse(code: ErrorCode, requestId: string, detail: string)
     'cache-control: private, no-store',
     `x-request-id: ${requestId}`,
     ...(code === 'unavailable' ? ['retry-after: 1'] : []),
-    ...(code === 'invalid_input' ? [`${ERROR_DETAIL_HEADER}: ${detail}`] : []),
+    ...(DETAILED_CODES.has(code) ? [`${ERROR_DETAIL_HEADER}: ${detail}`] : []),
     'connection: close',
   ];
   return `${lines.join('\r\n')}\r\n\r\n${body.toString('utf8')}`;

@@ -215,6 +215,29 @@ describe('the console in chromium (pglite, DEV_AUTH=1)', () => {
     // The table says the same.
     expect(await page.locator('table.revisions tbody tr').count()).toBe(history.length);
 
+    // Each label holds its revision's whole text: shown whole where it fits, else cut by the
+    // browser with an ellipsis, the whole text in its title (the hover) either way.
+    const labels = await page.locator('svg .label[data-revision-id]').evaluateAll((elements) =>
+      elements.map((e) => ({
+        id: e.getAttribute('data-revision-id'),
+        text: e.textContent,
+        title: e.getAttribute('title'),
+        fits: e.scrollWidth <= e.clientWidth,
+        width: e.clientWidth,
+        ellipsis: getComputedStyle(e).textOverflow === 'ellipsis' && getComputedStyle(e).overflow === 'hidden',
+      })),
+    );
+    expect(labels.length).toBeGreaterThan(0);
+    for (const label of labels) {
+      const revision = history.find((r) => r.id === label.id) as Revision;
+      expect(label.text).toBe(`g${revision.generation} ${revision.text}`);
+      expect(label.title).toBe(label.text);
+      expect(label.fits || label.ellipsis, JSON.stringify(label)).toBe(true);
+    }
+    // The widest rectangle has room for its whole label (a cut by a guessed width would not show).
+    const widest = labels.reduce((a, b) => (b.width > a.width ? b : a));
+    expect(widest.fits, JSON.stringify(widest)).toBe(true);
+
     // The crosshair in the middle of generation 2's rectangle.
     const second = history.find((r) => r.generation === 2) as Revision;
     const box = await page.locator(`svg rect[data-revision-id="${second.id}"]`).boundingBox();
@@ -405,4 +428,39 @@ describe('the console in chromium (pglite, DEV_AUTH=1)', () => {
     expect(warm.bytes).toBeLessThan(5_000);
     await context.close();
   }, 60_000);
+
+  it("cuts a label longer than its rectangle with an ellipsis, the whole text in the label's title", async () => {
+    // Written last: the views above count what the namespace holds.
+    const text = `Ana keeps a list of teas to try: ${'sencha, gyokuro, bancha, hojicha, genmaicha, '.repeat(4)}and matcha.`;
+    const created = await admin.post('/v1/memories', {
+      namespace_id: ids.ana,
+      kind: 'episode',
+      text,
+      valid_from: 1_700_000_000,
+    });
+    expect(created.status, created.text).toBe(200);
+    const page = await newPage();
+    await page.goto(consoleUrl(`/memory/${created.body.memory.id}`));
+    const label = page.locator('svg .label[data-revision-id]');
+    await label.waitFor({ timeout: 20_000 });
+    const shown = await label.evaluate((e) => ({
+      text: e.textContent,
+      title: e.getAttribute('title'),
+      overflows: e.scrollWidth > e.clientWidth,
+      textOverflow: getComputedStyle(e).textOverflow,
+      overflow: getComputedStyle(e).overflow,
+      right: e.getBoundingClientRect().right,
+    }));
+    const rect = await page.locator('svg rect[data-revision-id]').boundingBox();
+    expect(shown).toMatchObject({
+      text: `g1 ${text}`,
+      title: `g1 ${text}`,
+      overflows: true,
+      textOverflow: 'ellipsis',
+      overflow: 'hidden',
+    });
+    // Drawn inside its rectangle.
+    expect(shown.right).toBeLessThanOrEqual((rect?.x ?? 0) + (rect?.width ?? 0) + 0.5);
+    await page.context().close();
+  });
 });

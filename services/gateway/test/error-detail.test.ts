@@ -87,6 +87,11 @@ describe('invalid_input details', () => {
       [admin.get('/v1/memories', { query: { namespace_id: ns, limit: 'ten' } }), 'query.limit: expected a number'],
       [admin.get('/v1/memories', { query: { namespace_id: ns, color: 'blue' } }), 'query: unknown parameter "color"'],
       [admin.post('/v1/memories', { namespace_id: ns, kind: 'claim', valid_from: 0 }), 'body.text: is required'],
+      // Every missing field is named, not the first alone.
+      [
+        admin.post('/v1/memories', {}),
+        'body.namespace_id: is required; body.kind: is required; body.text: is required; body.valid_from: is required',
+      ],
       [admin.post('/v1/memories', claim(ns, { valid_from: 'now' })), 'body.valid_from: expected number, got string'],
       [admin.post('/v1/memories', claim(ns, { text: '' })), 'body.text: length must be 1-32768 characters'],
       [admin.get('/v1/memories/a%20b'), 'params.id: has the wrong format'],
@@ -143,6 +148,22 @@ describe('invalid_input details', () => {
     expect(literal.body.errors?.[0]?.extensions).toEqual(errorObject('invalid_input', 'gql-detail-2'));
     const logged = detailLogs(h).find((line) => line.request_id === 'gql-detail-2');
     expect(logged?.detail).toBe('body.valid_from: expected number, got Infinity');
+  });
+
+  it('a 413 states the limit it passed, on /v1, /graphql and /mcp', async () => {
+    const big = JSON.stringify({ parent_id: null, name: 'x'.repeat(300_000) });
+    const rest = await admin.call('POST', '/v1/namespaces', { raw: big });
+    expectError(rest, 'budget_exceeded', { detail: 'request: the body is over the limit of 262144 bytes' });
+    const gql = await graphql.request(`query { me { actor { id } } } # ${'x'.repeat(300_000)}`, {});
+    expect(gql.status).toBe(413);
+    expect(gql.headers.get('x-error-detail')).toBe('request: the body is over the limit of 262144 bytes');
+    const mcp = await fetch(`${h.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await (await h.human()).token()}`, 'content-type': 'application/json' },
+      body: big,
+    });
+    expect(mcp.status).toBe(413);
+    expect(mcp.headers.get('x-error-detail')).toBe('request: the body is over the limit of 262144 bytes');
   });
 
   describe('no other code carries a detail', () => {

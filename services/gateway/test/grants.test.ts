@@ -603,7 +603,12 @@ describe('svc admin grant list / put (postgres)', { timeout: 300_000 }, () => {
     const put = await runSvc(['admin', 'grant', 'put', ...scope, '--grants', JSON.stringify(granted)], cliEnv);
     expect(put.code, put.stderr).toBe(0);
     expect(JSON.parse(put.stdout)).toEqual(granted);
-    expect(cliLines(put.stderr).join('\n')).toMatch(new RegExp(`${ns} now has 1 grants \\(commit \\d+\\)`));
+    // It says what the put did: here it added one grant and revoked none.
+    expect(cliLines(put.stderr).join('\n')).toMatch(
+      new RegExp(
+        `^${ns} has 1 grant: added credential ${keyId} \\(read, observe, inherited by the subtree\\) \\(commit \\d+\\)$`,
+      ),
+    );
     expect((await job.get(`/v1/namespaces/${ns}`)).status).toBe(200);
     expect((await admin.get(`/v1/namespaces/${ns}/grants`)).body).toEqual({ namespace_id: ns, grants: granted });
     expect(JSON.parse(await svc(['admin', 'grant', 'list', ...scope]))).toEqual(granted);

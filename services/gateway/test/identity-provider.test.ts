@@ -27,7 +27,8 @@ describe('identity from a real OpenID provider (postgres)', { timeout: 300_000 }
     provider = await OidcTestProvider.start();
     // JWKS_CACHE_SECONDS=1: a key the provider retires stops verifying within seconds.
     h = await startHarness({ driver: 'postgres', env: { ...provider.env(), JWKS_CACHE_SECONDS: '1' } });
-    cliEnv = { DATABASE_URL: h.database?.url ?? '', USER: 'ops-test' };
+    // The CLI is given the gateway's issuers, as the operator runs it (svc admin enroll checks them).
+    cliEnv = { DATABASE_URL: h.database?.url ?? '', USER: 'ops-test', ...provider.env() };
   });
   afterAll(async () => {
     await h?.close();

@@ -1,6 +1,7 @@
 import { planExport } from '@tms/domain';
 import {
   type ChainVerdict,
+  type CommitDigestInput,
   chainOlderLedgers,
   GENESIS_CHAIN_HASH,
   type Ledger,
@@ -15,8 +16,28 @@ import { DRIVERS, type Harness, startHarness } from './harness';
 
 const rowsOf = <T>(result: unknown) => (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 
-function verify(ledger: Ledger, workspaceId: string, from?: number): Promise<ChainVerdict> {
-  return ledger.snapshot((stores) => verifyWorkspaceChain(stores, workspaceId, { from, batchSize: 4 }));
+function verify(
+  ledger: Ledger,
+  workspaceId: string,
+  from?: number,
+  recorded?: (sequence: number) => CommitDigestInput | undefined,
+): Promise<ChainVerdict> {
+  return ledger.snapshot((stores) => verifyWorkspaceChain(stores, workspaceId, { from, batchSize: 4, recorded }));
+}
+
+/** Every line of a whole workspace's export (`svc export`), through JSON as a file holds them. */
+async function exportOf(ledger: Ledger, workspaceId: string): Promise<Record<string, unknown>[]> {
+  const lines = await ledger.snapshot(async (stores) => {
+    const plan = await planExport(stores, workspaceId, null);
+    const all: Record<string, unknown>[] = [];
+    for (let after = 0; ; ) {
+      const page = await plan.page(after, 4);
+      if (page.lastSequence === null) return all;
+      all.push(...page.lines);
+      after = page.lastSequence;
+    }
+  });
+  return lines.map((line) => JSON.parse(JSON.stringify(line)) as Record<string, unknown>);
 }
 
 /** A workspace with every kind of write: namespace, evidence, verification, memories (some grouped), a correction. */
@@ -66,9 +87,14 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
   const exec = (statement: ReturnType<typeof sql>) => ledger.handle.db.execute(statement);
 
   /** Apply a change by SQL, check what verify names, undo it, and check the chain is whole again. */
-  async function tampered(ws: string, change: ReturnType<typeof sql>, undo: ReturnType<typeof sql>) {
+  async function tampered(
+    ws: string,
+    change: ReturnType<typeof sql>,
+    undo: ReturnType<typeof sql>,
+    recorded?: (sequence: number) => CommitDigestInput | undefined,
+  ) {
     await exec(change);
-    const verdict = await verify(ledger, ws);
+    const verdict = await verify(ledger, ws, undefined, recorded);
     await exec(undo);
     expect((await verify(ledger, ws)).intact).toBe(true);
     return verdict;
@@ -93,13 +119,28 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
       .revision;
     const revisionSequence = (created[3] as { commit: { sequence: number } }).commit.sequence;
     const revisionText = sql`workspace_id = ${ws} and id = ${revision.id}`;
-    expect(
-      await tampered(
-        ws,
-        sql`update revisions set text = set_byte(text, 0, get_byte(text, 0) # 1) where ${revisionText}`,
-        sql`update revisions set text = set_byte(text, 0, get_byte(text, 0) # 1) where ${revisionText}`,
-      ),
-    ).toMatchObject({ intact: false, sequence: revisionSequence });
+    const flipText = sql`update revisions set text = set_byte(text, 0, get_byte(text, 0) # 1) where ${revisionText}`;
+    // The rows alone cannot tell a text's old hash: the records the commit names are listed.
+    const textChanged = await tampered(ws, flipText, flipText);
+    expect(textChanged).toMatchObject({ intact: false, sequence: revisionSequence, changed: [] });
+    expect(textChanged.intact === false && textChanged.reason).toContain(`revision ${revision.id}`);
+    // An export taken before names the field, with the hash the chain recorded.
+    const exported = new Map(
+      (await exportOf(ledger, ws))
+        .filter((line) => line.type === 'commit')
+        .map((line) => [line.sequence as number, line.digest_input as CommitDigestInput]),
+    );
+    expect(await tampered(ws, flipText, flipText, (sequence) => exported.get(sequence))).toMatchObject({
+      intact: false,
+      sequence: revisionSequence,
+      changed: [{ kind: 'revision', id: revision.id, field: 'text_sha256', recorded: sha256Hex('fact number 3') }],
+    });
+    // An export that does not chain to the stored hash is no witness: the rows alone speak.
+    const forged = (sequence: number) => {
+      const input = exported.get(sequence);
+      return input && { ...input, actor_id: 'act_forged' };
+    };
+    expect(await tampered(ws, flipText, flipText, forged)).toMatchObject({ changed: [] });
 
     const evidenceRow = sql`workspace_id = ${ws} and id = ${evidence.evidence.id}`;
     expect(
@@ -108,7 +149,11 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
         sql`update evidence set excerpt = set_byte(excerpt, 4, get_byte(excerpt, 4) # 1) where ${evidenceRow}`,
         sql`update evidence set excerpt = set_byte(excerpt, 4, get_byte(excerpt, 4) # 1) where ${evidenceRow}`,
       ),
-    ).toMatchObject({ intact: false, sequence: evidence.commit.sequence });
+    ).toMatchObject({
+      intact: false,
+      sequence: evidence.commit.sequence,
+      changed: [{ kind: 'evidence', id: evidence.evidence.id, field: 'excerpt' }],
+    });
 
     const verificationRow = sql`workspace_id = ${ws} and id = ${verification.verification.id}`;
     expect(
@@ -117,7 +162,20 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
         sql`update verifications set verdict = 'rejected' where ${verificationRow}`,
         sql`update verifications set verdict = 'verified' where ${verificationRow}`,
       ),
-    ).toMatchObject({ intact: false, sequence: verification.commit.sequence });
+    ).toMatchObject({
+      intact: false,
+      sequence: verification.commit.sequence,
+      reason: `commit ${verification.commit.sequence} no longer matches its chain hash: verification ${verification.verification.id}: verdict is "rejected", the chain recorded "verified"`,
+      changed: [
+        {
+          kind: 'verification',
+          id: verification.verification.id,
+          field: 'verdict',
+          recorded: 'verified',
+          found: 'rejected',
+        },
+      ],
+    });
 
     expect(
       await tampered(
@@ -125,7 +183,11 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
         sql`update revisions set recorded_at = recorded_at + 0.5 where ${revisionText}`,
         sql`update revisions set recorded_at = recorded_at - 0.5 where ${revisionText}`,
       ),
-    ).toMatchObject({ intact: false, sequence: revisionSequence });
+    ).toMatchObject({
+      intact: false,
+      sequence: revisionSequence,
+      changed: [{ kind: 'revision', id: revision.id, field: 'recorded_at', recorded: revision.recorded_at }],
+    });
 
     const commitRow = sql`workspace_id = ${ws} and sequence = 5`;
     expect(
@@ -134,7 +196,7 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
         sql`update commits set recorded_at = recorded_at + 1 where ${commitRow}`,
         sql`update commits set recorded_at = recorded_at - 1 where ${commitRow}`,
       ),
-    ).toMatchObject({ intact: false, sequence: 5 });
+    ).toMatchObject({ intact: false, sequence: 5, changed: [{ kind: 'commit', id: '5', field: 'recorded_at' }] });
   });
 
   it("a revision's record end moved, cleared or made up by SQL is named by the commit that ended it (or should have)", async () => {
@@ -189,7 +251,10 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     ).toMatchObject({
       intact: false,
       sequence: current.commit.sequence,
-      reason: `revision ${current.revision.id} has a recorded_until though no commit ended it`,
+      reason: expect.stringMatching(
+        new RegExp(`^revision ${current.revision.id} has a recorded_until \\([0-9.]+\\) though no commit ended it$`),
+      ),
+      changed: [{ kind: 'revision', id: current.revision.id, field: 'recorded_until', recorded: null }],
     });
     // `--from` past the commit that should have ended it: not judged.
     await exec(sql`update revisions set recorded_until = recorded_until + 60 where ${revision(superseded)}`);
@@ -239,19 +304,8 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
   });
 
   it('an export carries the chain and verifies offline; an edited line is named', async () => {
-    const { ws, created } = await populated(h);
-    const lines = await ledger.snapshot(async (stores) => {
-      const plan = await planExport(stores, ws, null);
-      const all: Record<string, unknown>[] = [];
-      for (let after = 0; ; ) {
-        const page = await plan.page(after, 4);
-        if (page.lastSequence === null) return all;
-        all.push(...page.lines);
-        after = page.lastSequence;
-      }
-    });
-    // Through JSON, as the file holds them.
-    const parsed = lines.map((line) => JSON.parse(JSON.stringify(line)) as Record<string, unknown>);
+    const { ws, created, verification } = await populated(h);
+    const parsed = await exportOf(ledger, ws);
     const head = await ledger.stores.chain.head(ws);
     expect(verifyExportLines(parsed)).toEqual({ intact: true, sequence: 11, chainHash: head?.chainHash });
     expect(parsed.filter((l) => l.type === 'commit').map((l) => l.chain_hash)).toHaveLength(11);
@@ -260,6 +314,18 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     expect(verifyExportLines(edited)).toMatchObject({
       intact: false,
       sequence: (created[4] as { commit: { sequence: number } }).commit.sequence,
+    });
+    // An edited digest input is named by its record and field, as a changed row is.
+    const verdictEdited = parsed.map((l) => {
+      if (l.type !== 'commit' || l.sequence !== verification.commit.sequence) return l;
+      const input = l.digest_input as CommitDigestInput;
+      const records = input.records.map((r) => (r.kind === 'verification' ? { ...r, verdict: 'rejected' } : r));
+      return { ...l, digest_input: { ...input, records } };
+    });
+    expect(verifyExportLines(verdictEdited)).toMatchObject({
+      intact: false,
+      sequence: verification.commit.sequence,
+      changed: [{ kind: 'verification', field: 'verdict', recorded: 'verified', found: 'rejected' }],
     });
     const withoutCommit = parsed.filter((l) => !(l.type === 'commit' && l.sequence === 3));
     expect(verifyExportLines(withoutCommit)).toMatchObject({ intact: false, sequence: 3 });

@@ -43,8 +43,8 @@ export interface ErrorExpectation {
   /** For 405: the exact methods of the `Allow` header. */
   allow?: string[];
   /**
-   * For 400 `invalid_input`, and for a `conflict` over a held memory key (decisions §12): the
-   * exact `X-Error-Detail`, or a pattern it must match.
+   * For 400 `invalid_input`, 413 `budget_exceeded` and a `conflict` over a held memory key
+   * (decisions §12): the exact `X-Error-Detail`, or a pattern it must match.
    */
   detail?: string | RegExp;
 }
@@ -57,8 +57,8 @@ export const HEADER_SAFE_DETAIL = /^[\x20-\x7e]{1,300}$/;
  * retry_after_seconds}}` with message, status and retryable from the error table, private
  * JSON headers, `X-Request-Id` equal to `error.request_id`, `WWW-Authenticate: Bearer` on
  * 401 (only), `Allow` on 405, `Retry-After` when `retry_after_seconds` is set, and
- * `X-Error-Detail` (header-safe) on `invalid_input` only, or on a `conflict` whose detail the
- * expectation names (a held key's holder).
+ * `X-Error-Detail` (header-safe) on `invalid_input`, on `budget_exceeded` (stating the limit), and
+ * on a `conflict` whose detail the expectation names (a held key's holder) only.
  */
 export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExpectation = {}): void {
   const row = ERROR_TABLE[code];
@@ -96,8 +96,13 @@ export function expectError(res: CallResult, code: ErrorCode, expected: ErrorExp
   const detail = res.headers.get('x-error-detail');
   if (code === 'unauthenticated') {
     // Checked against the challenge by expectBearerChallenge.
-  } else if (code === 'invalid_input' || (code === 'conflict' && expected.detail !== undefined)) {
+  } else if (
+    code === 'invalid_input' ||
+    code === 'budget_exceeded' ||
+    (code === 'conflict' && expected.detail !== undefined)
+  ) {
     expect(detail, context).toMatch(HEADER_SAFE_DETAIL);
+    if (code === 'budget_exceeded') expect(detail, context).toMatch(/\blimit\b.*\d/);
     if (typeof expected.detail === 'string') expect(detail, context).toBe(expected.detail);
     else if (expected.detail) expect(detail, context).toMatch(expected.detail);
   } else {

@@ -60,7 +60,7 @@ export async function getLedgerProof(
   if (headSequence - writer.sequence > MAX_PROOF_LINKS) {
     throw new DomainError(
       'budget_exceeded',
-      `a proof spans at most ${MAX_PROOF_LINKS} commits: ask with head_sequence up to ${writer.sequence + MAX_PROOF_LINKS}`,
+      `query.head_sequence: a proof spans at most ${MAX_PROOF_LINKS} commits (the limit): ask with head_sequence up to ${writer.sequence + MAX_PROOF_LINKS}`,
     );
   }
   const previous = await ctx.stores.commits.chainHashAt(workspaceId, writer.sequence - 1);

@@ -19,6 +19,11 @@ export class DirectoryStorage {
     return rows[0] ?? null;
   }
 
+  async getActor(id: string): Promise<ActorRow | null> {
+    const rows = await this.db.select().from(actors).where(eq(actors.id, id));
+    return rows[0] ?? null;
+  }
+
   /** The actor for (issuer, subject), created on first sight. */
   async findOrCreateActor(issuer: string, subject: string, now: number): Promise<ActorRow> {
     const inserted = await this.db

@@ -72,9 +72,10 @@ function classify(error: GraphQLError): { code: ErrorCode; retryAfter: number | 
 
 /**
  * The error as answered: an `invalid_input` names what was wrong in its message (decisions §7:
- * the domain's detail, or GraphQL's own description of the request, bounded), and so does a
- * `conflict` over a held key (its holder, §12); other request errors keep GraphQL's message;
- * other field errors get the spec's fixed message, so no other detail of the domain leaks.
+ * the domain's detail, or GraphQL's own description of the request, bounded), a
+ * `budget_exceeded` the limit it passed, and a `conflict` over a held key its holder (§12);
+ * other request errors keep GraphQL's message; other field errors get the spec's fixed message,
+ * so no other detail of the domain leaks.
  */
 export function shapeError(error: GraphQLError, requestId: string, logger: Logger): GraphQLError {
   const { code, retryAfter, unexpected } = classify(error);
@@ -91,6 +92,9 @@ export function shapeError(error: GraphQLError, requestId: string, logger: Logge
   } else if (shown !== null) {
     message = shown;
     logger.debug({ request_id: requestId, operation: 'graphql', detail: message }, code);
+  } else if (code === 'budget_exceeded' && !isFieldError) {
+    // A limit's own refusal (complexity, depth) states the limit already.
+    message = boundDetail(error.message);
   }
   // A request error without a status of its own (a limit's) is a 400, like a validation error.
   const http = error.extensions.http ?? (isFieldError ? undefined : { status: 400, spec: true });

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBearer } from '@tms/auth';
-import { ERROR_TABLE, OPERATION_LIMITS } from '@tms/catalog';
-import { boundDetail, type Domain, DomainError } from '@tms/domain';
+import { ERROR_TABLE, type ErrorCode, OPERATION_LIMITS } from '@tms/catalog';
+import { boundDetail, type Domain, DomainError, overLimit } from '@tms/domain';
 import type { Logger } from 'pino';
 import { serveHashedAsset } from '../http/hashed-assets';
 import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
@@ -103,7 +103,7 @@ export class GraphqlHandler {
 
     const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes, scope.deadline);
     if (Buffer.byteLength(url.search) > OPERATION_LIMITS.maxRequestBytes) {
-      throw new DomainError('budget_exceeded', 'query string too large');
+      throw overLimit('request', 'the query string', OPERATION_LIMITS.maxRequestBytes);
     }
     const authenticate = () => this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
     const caller = await scope.deadline.race(authenticate());
@@ -186,7 +186,9 @@ function writeAnswer(
   headers: Record<string, string>,
   body: Buffer,
 ): void {
-  if (body.length > OPERATION_LIMITS.maxResponseBytes) throw new DomainError('budget_exceeded', 'response too large');
+  if (body.length > OPERATION_LIMITS.maxResponseBytes) {
+    throw overLimit('response', 'the answer', OPERATION_LIMITS.maxResponseBytes);
+  }
   res.writeHead(status, {
     ...headers,
     'content-length': String(body.length),
@@ -263,7 +265,8 @@ async function streamEvents(
 /**
  * The code of the answer's first error, for metrics and the request log, and the message of its
  * first error that carries a detail (already bounded, see `shapeError`) for `X-Error-Detail`: an
- * `invalid_input`, or a `conflict` whose message is not the fixed one (a held key's, naming its holder).
+ * `invalid_input`, or another error whose message is not its code's fixed one (a `budget_exceeded`
+ * stating its limit, a held key's `conflict` naming its holder).
  */
 function errorsOf(contentType: string | null, body: Buffer): { code: string | null; detail: string | null } {
   const none = { code: null, detail: null };
@@ -276,11 +279,13 @@ function errorsOf(contentType: string | null, body: Buffer): { code: string | nu
       errors?: { message?: unknown; extensions?: { code?: string } }[];
     };
     const errors = parsed.errors ?? [];
-    const detailed = errors.find(
-      (error) =>
-        error.extensions?.code === 'invalid_input' ||
-        (error.extensions?.code === 'conflict' && error.message !== ERROR_TABLE.conflict.message),
-    );
+    const detailed = errors.find((error) => {
+      const code = error.extensions?.code;
+      if (code === 'invalid_input') return true;
+      return (
+        typeof code === 'string' && code in ERROR_TABLE && error.message !== ERROR_TABLE[code as ErrorCode].message
+      );
+    });
     return {
       code: errors[0]?.extensions?.code ?? null,
       detail: typeof detailed?.message === 'string' ? boundDetail(detailed.message) : null,

@@ -18,7 +18,7 @@ export function freshRequestId(): string {
   return `req_${requestIdPool.toString('hex', start, start + REQUEST_ID_BYTES)}`;
 }
 
-/** The response header naming what was wrong with an `invalid_input` request (decisions §7). */
+/** The response header naming what was wrong with an `invalid_input` request (decisions §7), or the limit a `budget_exceeded` one passed. */
 export const ERROR_DETAIL_HEADER = 'x-error-detail';
 
 /** Per-request bookkeeping shared by every route: id, operation label, error rendering. */
@@ -59,8 +59,9 @@ export class RequestScope {
   }
 
   /**
-   * The spec's error body. `detail` (one `publicDetail` gives, or an `unauthenticated`
-   * request's reason, see `authFailureReason`) goes in `X-Error-Detail`; the
+   * The spec's error body. `detail` (one `publicDetail` gives: an `invalid_input`'s, a
+   * `budget_exceeded`'s limit, a held key's holder; or an `unauthenticated` request's reason, see
+   * `authFailureReason`) goes in `X-Error-Detail`; the
    * body stays the exact error object. A 401 challenges with `Bearer`, naming `invalid_token` and
    * the reason when a token was given (RFC 6750 §3), nothing more when none was (§3.1).
    */

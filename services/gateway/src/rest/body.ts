@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { type Deadline, DomainError, deadlinePassed } from '@tms/domain';
+import { type Deadline, deadlinePassed, overLimit } from '@tms/domain';
 
 /**
  * Read the whole body, counting bytes as they arrive (chunked or not); past `limit` the
@@ -10,7 +10,7 @@ export function readBody(req: IncomingMessage, limit: number, deadline: Deadline
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
-    return Promise.reject(new DomainError('budget_exceeded', 'request body too large'));
+    return Promise.reject(overLimit('request', 'the body', limit));
   }
   if (deadline?.passed) return Promise.reject(deadlinePassed());
   return new Promise((resolve, reject) => {
@@ -29,7 +29,7 @@ export function readBody(req: IncomingMessage, limit: number, deadline: Deadline
       size += chunk.length;
       if (size > limit) {
         req.resume();
-        finish(() => reject(new DomainError('budget_exceeded', 'request body too large')));
+        finish(() => reject(overLimit('request', 'the body', limit)));
         return;
       }
       chunks.push(chunk);
