@@ -23,7 +23,7 @@ const ENTRY = path.join(SOURCE_DIR, 'index.ts');
 /** Relative module specifiers in declarations: `from './x'`, `import('./x')`. */
 const RELATIVE_SPECIFIER = /(\bfrom\s+|\bimport\s*\(\s*)(['"])(\.{1,2}\/[^'"]+?)\2/g;
 
-function withExtension(declarations: string, extension: '.js' | '.cjs'): string {
+export function withExtension(declarations: string, extension: '.js' | '.cjs'): string {
   return declarations.replace(RELATIVE_SPECIFIER, (_match, lead: string, quote: string, specifier: string) => {
     return `${lead}${quote}${specifier}${extension}${quote}`;
   });

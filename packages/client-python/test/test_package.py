@@ -34,6 +34,14 @@ def docs_examples() -> list[str]:
     return blocks
 
 
+def integrations_example() -> str:
+    """The Python example of docs/integrations.md."""
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- example:integration-python -->\n```python\n(.*?)\n```\n<!-- /example:integration-python -->", text, re.S)
+    assert match, "docs/integrations.md has no integration-python example block"
+    return match.group(1)
+
+
 def gateway_on(gateways: dict[str, Any], driver: str) -> Gateway:
     """The gateway on `driver`, or on the one driver the suite runs when it runs only one."""
     chosen = driver if driver in gateways else next(iter(gateways))
@@ -138,7 +146,7 @@ def test_the_readmes_show_the_same_example() -> None:
 def test_the_examples_type_check_strictly(tmp_path: Path) -> None:
     """The README's example and those of docs/client-python.md, as written, under `mypy --strict`."""
     files = []
-    for index, text in enumerate([example(ROOT / "README.md"), *docs_examples()]):
+    for index, text in enumerate([example(ROOT / "README.md"), *docs_examples(), integrations_example()]):
         files.append(tmp_path / f"example_{index}.py")
         files[-1].write_text(text + "\n", encoding="utf-8")
     run(sys.executable, "-m", "mypy", "--strict", "--no-incremental", *files, cwd=tmp_path)
@@ -172,3 +180,16 @@ def test_the_docs_examples_run_as_written(installed: Path, gateways: dict[str, A
     assert outputs[0][0] == f"{person.actor_id} session"
     assert re.fullmatch(r"not_found 404 req_\S+", outputs[0][1])
     assert outputs[1] == [person.actor_id]
+
+
+def test_the_integrations_example_runs_as_written(installed: Path, gateways: dict[str, Any], tmp_path: Path) -> None:
+    """docs/integrations.md's Python example: a key names the memory, a second write corrects it."""
+    python = installed
+    script = tmp_path / "integration.py"
+    script.write_text(integrations_example() + "\n", encoding="utf-8")
+    gateway = gateway_on(gateways, "postgres")
+    environment = {"PATH": os.environ.get("PATH", ""), "TMS_URL": gateway.url, "TOKEN": gateway.person().token}
+    lines = run(python, script, cwd=tmp_path, env=environment).splitlines()
+    assert lines[0] == "complete ['Ana drinks green tea.']"
+    assert re.fullmatch(r"conflict body\.key: held by memory mem_\S+", lines[1])
+    assert len(lines) == 2
