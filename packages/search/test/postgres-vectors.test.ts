@@ -142,10 +142,19 @@ describe.each(subjects)('postgres vector store on $name', (subject) => {
       }
     }
     const gone = first.slice(0, 3).map((h) => h.revisionId);
-    await provider.applyVectors('ws_a', { model: MODEL, dimensions: DIMENSIONS, upserts: [], updates: [], deletes: gone });
+    await provider.applyVectors('ws_a', {
+      model: MODEL,
+      dimensions: DIMENSIONS,
+      upserts: [],
+      updates: [],
+      deletes: gone,
+    });
     const after = await provider.searchSemantic(q);
     expect(after.map((h) => h.revisionId)).toEqual(
-      first.map((h) => h.revisionId).filter((id) => !gone.includes(id)).concat(after.slice(27).map((h) => h.revisionId)),
+      first
+        .map((h) => h.revisionId)
+        .filter((id) => !gone.includes(id))
+        .concat(after.slice(27).map((h) => h.revisionId)),
     );
     // Put back for the cases that follow.
     await provider.applyVectors('ws_a', {
