@@ -181,7 +181,7 @@ function offered(checker: ts.TypeChecker, type: ts.Type, name: string): 'public'
       return (
         (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) !== 0 ||
         ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'internal') ||
-        (declaration.name !== undefined && ts.isPrivateIdentifier(declaration.name))
+        ts.isPrivateIdentifier(ts.getNameOfDeclaration(declaration) ?? declaration)
       );
     });
     if (!hidden) return 'public';
