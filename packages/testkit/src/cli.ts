@@ -1,9 +1,22 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
-// The operator CLI as a real process: `npx tsx services/cli/src/main.ts` from the repository
-// root is what `pnpm svc` runs.
+// The operator CLI as a real process, as `pnpm svc` runs it: `scripts/ensure-built.mjs` (a build
+// when a source changed since the last one, under a lock other processes share), then the bundle
+// `dist/bin/svc.mjs` with plain node. Checked once per test process.
 const ROOT = path.resolve(import.meta.dirname, '../../..');
+let built = false;
+
+function ensureBuilt(): void {
+  if (built) return;
+  const run = spawnSync(process.execPath, [path.join(ROOT, 'scripts/ensure-built.mjs')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`scripts/ensure-built.mjs failed: ${run.stderr}`);
+  built = true;
+}
 
 export interface SvcRun {
   code: number | null;
@@ -23,8 +36,9 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 export function runSvc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<SvcRun> {
+  ensureBuilt();
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'services/cli/src/main.ts', ...args], {
+    const child = spawn(process.execPath, ['--enable-source-maps', 'dist/bin/svc.mjs', ...args], {
       cwd: ROOT,
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
