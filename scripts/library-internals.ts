@@ -190,8 +190,8 @@ function offered(checker: ts.TypeChecker, type: ts.Type, name: string): 'public'
   return result;
 }
 
-/** Every access to a library's internals in `files` (type-checked with the root tsconfig's options). */
-export function findInternalAccesses(root: string, files: readonly string[]): InternalAccess[] {
+/** The root tsconfig's parsed options and files. */
+export function rootConfig(root: string): ts.ParsedCommandLine {
   const config = ts.getParsedCommandLineOfConfigFile(
     path.join(root, 'tsconfig.json'),
     {},
@@ -203,7 +203,15 @@ export function findInternalAccesses(root: string, files: readonly string[]): In
     },
   );
   if (!config) throw new Error('tsconfig.json: unreadable');
-  // Only files with a candidate are type-checked (with what they import): a fraction of the tree.
+  return config;
+}
+
+/**
+ * Every access to a library's internals in `files`, type-checked with the root tsconfig's
+ * options: in `program` when given (`pnpm typecheck` passes the one it checked), else in a
+ * program of only the files with a candidate (with what they import).
+ */
+export function findInternalAccesses(root: string, files: readonly string[], given?: ts.Program): InternalAccess[] {
   const candidates = new Map<string, number>();
   for (const file of files) {
     const text = fs.readFileSync(file, 'utf8');
@@ -211,7 +219,7 @@ export function findInternalAccesses(root: string, files: readonly string[]): In
     const count = candidatesOf(ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)).length;
     if (count > 0) candidates.set(path.resolve(file), count);
   }
-  const program = ts.createProgram([...candidates.keys()], { ...config.options, noEmit: true });
+  const program = given ?? ts.createProgram([...candidates.keys()], { ...rootConfig(root).options, noEmit: true });
   const checker = program.getTypeChecker();
   const found: InternalAccess[] = [];
   for (const file of candidates.keys()) {
