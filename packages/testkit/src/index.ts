@@ -6,3 +6,4 @@ export { ALL_SCOPES, type MintOptions, TestIssuer } from './issuer';
 export { freePort } from './ports';
 export { enrolledSessionCaller } from './session-caller';
 // The OpenID provider harness is `@tms/testkit/oidc-provider`: only the tests that need it load it.
+export { seedPgliteDirectory } from './pglite-template';

@@ -4,7 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@tms/telemetry';
-import { ApiClient, createTestDatabase, type TestDatabase, TestIssuer, testMigrateOptions } from '@tms/testkit';
+import {
+  ApiClient,
+  createTestDatabase,
+  seedPgliteDirectory,
+  type TestDatabase,
+  TestIssuer,
+  testMigrateOptions,
+} from '@tms/testkit';
 import { parseEnv } from '../src/env';
 import { type GatewayOptions, type RunningGateway, startGateway } from '../src/gateway';
 
@@ -58,6 +65,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const issuer = await TestIssuer.start();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-test-'));
   const database = options.driver === 'postgres' ? await createTestDatabase() : null;
+  if (!database) await seedPgliteDirectory(path.join(dataDir, 'pglite'));
   const logs: string[] = [];
   // The gateway's own logger factory (its log schema), writing into `logs`.
   const logger = createLogger(
