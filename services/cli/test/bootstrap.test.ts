@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { OPERATIONS_BY_NAME } from '@tms/catalog';
 import { composeDomain } from '@tms/composition';
 import { Ledger, verifyWorkspaceChain } from '@tms/ledger';
-import { createTestDatabase, freshKey, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, freshKey, seedPgliteDirectory, type TestDatabase } from '@tms/testkit';
 import { type GatewayProcess, startGatewayProcess } from '@tms/testkit/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../src/env';
@@ -156,6 +156,7 @@ describe.each<Driver>(['postgres', 'pglite'])('svc admin bootstrap commands (%s)
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-bootstrap-cli-'));
     db = driver === 'postgres' ? await createTestDatabase('tms_bootstrap_cli') : undefined;
+    if (!db) await seedPgliteDirectory(path.join(dataDir, 'pglite'));
     base = { ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir }), USER: 'ops-test', EMBEDDER: 'none' };
     if (db) expect((await svc(['migrate'])).code).toBe(0);
   }, 120_000);

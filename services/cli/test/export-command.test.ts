@@ -11,6 +11,7 @@ import {
   enrolledSessionCaller,
   runSvc,
   type SvcRun,
+  seedPgliteDirectory,
   sha256Hex,
   type TestDatabase,
 } from '@tms/testkit';
@@ -190,6 +191,7 @@ describe.each(['pglite', 'postgres'] as const)('svc export (%s)', (driver) => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-export-'));
     if (driver === 'postgres') database = await createTestDatabase();
     env = database ? { DATABASE_URL: database.url } : { DATA_DIR: path.join(dir, 'data') };
+    if (!database) await seedPgliteDirectory(path.join(dir, 'data', 'pglite'));
     const ledger = await Ledger.open(
       database ? { databaseUrl: database.url } : { dataDir: path.join(dir, 'data', 'pglite'), holder: 'export test' },
     );

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { OPERATIONS_BY_NAME } from '@tms/catalog';
 import { composeDomain } from '@tms/composition';
 import type { Ledger } from '@tms/ledger';
-import { createTestDatabase, freshKey, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, freshKey, seedPgliteDirectory, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../src/env';
 import { ChainBroken, verifyLedger } from '../src/ledger-command';
@@ -35,6 +35,7 @@ describe.each<Driver>(['postgres', 'pglite'])('svc ledger verify (%s)', (driver)
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-verify-'));
+    if (driver === 'pglite') await seedPgliteDirectory(path.join(dataDir, 'pglite'));
     db = driver === 'postgres' ? await createTestDatabase('tms_cli_verify') : undefined;
     base = { ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir }), USER: 'ops-test', EMBEDDER: 'none' };
     if (db) expect((await svc(['migrate'])).code).toBe(0);
