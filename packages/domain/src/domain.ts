@@ -13,6 +13,7 @@ import {
   type Capability,
   idSchema,
   OPERATION_LIMITS,
+  OPERATIONS_BY_NAME,
   type Operation,
   workspaceIdSchema,
 } from '@tms/catalog';
@@ -39,8 +40,25 @@ import { CursorCodec } from './cursor';
 import type { Deadline } from './deadline';
 import { describeIssues, invalidInput, overLimit } from './error-detail';
 import { DomainError } from './errors';
-import { type CommitRequest, GroupCommitter, type GroupedWrite, type PreparedWrite } from './group-commit';
+import {
+  type CommitRequest,
+  GroupCommitter,
+  type GroupedWrite,
+  type GroupResult,
+  type PreparedStep,
+  singleStep,
+} from './group-commit';
 import { HANDLERS } from './handlers';
+import {
+  committedOutcome,
+  IMPORT_BATCH_SIZE,
+  type ImportLine,
+  type ImportOutcome,
+  type ImportStep,
+  type ImportStepRunner,
+  importUnit,
+  rejectedOutcome,
+} from './import';
 import { LedgerSigningKey } from './ledger-key';
 import { RequestLoaders } from './loaders';
 import { sha256Hex } from './present';
@@ -150,6 +168,8 @@ export class Domain {
    * the credential row itself (revocation, expiry) is still read on every request.
    */
   private readonly credentialWorkspaces = new Map<string, string>();
+  /** Bulk imports' own group committer (`importLines`), made on first use. */
+  private importCommits: GroupCommitter | null = null;
   /** Commit notifications for long polls and subscriptions (one LISTEN per process, on first use). */
   readonly commitWatch: CommitWatch;
 
@@ -290,28 +310,97 @@ export class Domain {
     raw: RawInput,
     options: { workspaceId: string | null; operatorSubject: string; idempotencyKey: string | null },
   ): Promise<OperationResult> {
-    const actor = await this.ledger.stores.directory.findOrCreateActor(
-      OPERATOR_ISSUER,
-      options.operatorSubject,
-      nowSeconds(),
-    );
-    const caller: Caller = {
+    return this.execute(operation, raw, {
+      caller: await this.operatorCaller(options.workspaceId, options.operatorSubject),
+      requestId: `cli_${crypto.randomBytes(8).toString('hex')}`,
+      selectedWorkspaceId: options.workspaceId,
+      idempotencyKey: options.idempotencyKey,
+    });
+  }
+
+  /** The operator CLI's caller: workspace-admin standing in `workspaceId` (none: a directory operation). */
+  private async operatorCaller(workspaceId: string | null, operatorSubject: string): Promise<Caller> {
+    const actor = await this.ledger.stores.directory.findOrCreateActor(OPERATOR_ISSUER, operatorSubject, nowSeconds());
+    return {
       kind: 'session',
       actorId: actor.id,
       issuer: actor.issuer,
       subject: actor.subject,
       scopes: null,
-      boundWorkspaceId: options.workspaceId,
+      boundWorkspaceId: workspaceId,
       principal: `operator:${actor.id}`,
       credential: null,
       operator: true,
     };
-    return this.execute(operation, raw, {
+  }
+
+  /**
+   * `svc import` (docs/import.md): lines into one workspace as the operator, each through the
+   * rules of `evidence.create` and `memories.create` and committed as one unit, many lines per
+   * transaction (`IMPORT_BATCH_SIZE`), each with its own commits and idempotency records. Answers
+   * each line's outcome in order; a line the service refuses is `rejected` with its error and
+   * leaves nothing behind. A failure of the database itself (`unavailable`, `internal`, a lost
+   * connection) is thrown: the run stops, and a rerun resumes by the lines' keys.
+   */
+  async importLines(
+    workspaceId: string,
+    lines: readonly ImportLine[],
+    options: { operatorSubject: string },
+  ): Promise<ImportOutcome[]> {
+    const caller = await this.operatorCaller(workspaceId, options.operatorSubject);
+    const meta: RequestMeta = {
       caller,
-      requestId: `cli_${crypto.randomBytes(8).toString('hex')}`,
-      selectedWorkspaceId: options.workspaceId,
-      idempotencyKey: options.idempotencyKey,
+      requestId: `import_${crypto.randomBytes(8).toString('hex')}`,
+      selectedWorkspaceId: workspaceId,
+      idempotencyKey: null,
+    };
+    const cursors = await this.cursors();
+    const pending = (step: ImportStep): PendingWrite => {
+      const operation = OPERATIONS_BY_NAME.get(step.operation) as Operation;
+      const handler = HANDLERS[step.operation] as PendingWrite['handler'];
+      return { operation, input: step.input, meta, key: step.key, handler, cursors };
+    };
+    const runner: ImportStepRunner = {
+      principal: caller.principal,
+      validate: (name, body) => validate(OPERATIONS_BY_NAME.get(name) as Operation, { params: {}, query: {}, body }),
+      prepare: (step, stores) => this.prepareStep(pending(step), step.key, stores),
+      writeIn: (stores, step) => this.writeIn(stores, pending(step)),
+      transaction: (fn) => this.ledger.transaction(fn),
+    };
+    this.importCommits ??= GroupCommitter.standalone(this.ledger, IMPORT_BATCH_SIZE);
+    const committer = this.importCommits;
+    const outcomeOf = async (run: () => Promise<GroupResult>): Promise<ImportOutcome> => {
+      try {
+        return committedOutcome(await run());
+      } catch (error) {
+        if (error instanceof DomainError && error.code !== 'unavailable' && error.code !== 'internal') {
+          return rejectedOutcome(error);
+        }
+        throw error;
+      }
+    };
+    const units = lines.map((line) => {
+      try {
+        return importUnit(line, runner);
+      } catch (error) {
+        return error;
+      }
     });
+    // Queued together, so that the first batch is as full as the rest.
+    const running = committer.submitAll(
+      workspaceId,
+      units.filter((unit): unit is GroupedWrite => !(unit instanceof Error)),
+    );
+    let next = 0;
+    return Promise.all(
+      units.map((unit, i) => {
+        if (unit instanceof Error) {
+          return outcomeOf(() => Promise.reject(unit));
+        }
+        const answer = running[next++] as Promise<GroupResult>;
+        return outcomeOf(() => this.keyRaceAnswered(answer, (lines[i] as ImportLine).memory, workspaceId));
+      }),
+    );
   }
 
   async execute(operation: Operation, raw: RawInput, meta: RequestMeta): Promise<OperationResult> {
@@ -359,11 +448,11 @@ export class Domain {
    * A create that the key index refused even on the ledger's retry (a concurrent create kept
    * winning) answers the rule's `conflict` naming the holder (decisions §12), never `internal`.
    */
-  private async keyRaceAnswered(
-    running: Promise<OperationResult>,
+  private async keyRaceAnswered<Result extends OperationResult>(
+    running: Promise<Result>,
     input: Record<string, unknown>,
     workspaceId: string | null,
-  ): Promise<OperationResult> {
+  ): Promise<Result> {
     try {
       return await running;
     } catch (error) {
@@ -375,47 +464,53 @@ export class Domain {
   }
 
   /** A write in its own transaction. */
-  private writeAlone({ operation, input, meta, key, handler, cursors }: PendingWrite): Promise<OperationResult> {
+  private writeAlone(write: PendingWrite): Promise<OperationResult> {
+    return this.ledger.transaction((stores) => this.writeIn(stores, write));
+  }
+
+  /** A write on an open transaction (its own, or an imported line's with the line's other step). */
+  private async writeIn(
+    stores: Stores,
+    { operation, input, meta, key, handler, cursors }: PendingWrite,
+  ): Promise<OperationResult> {
     const deadline = meta.deadline ?? null;
-    return this.ledger.transaction(async (stores) => {
-      if (deadline) {
-        // Queued behind other writers past the deadline: start nothing. On Postgres, no statement
-        // may outlive the deadline either (a row lock held elsewhere is waited for only that long;
-        // the cancelled statement is `unavailable` and the transaction rolls back).
-        deadline.check();
-        if (this.ledger.driver === 'postgres') {
-          await stores.db.execute(`set local statement_timeout = ${Math.max(1, Math.ceil(deadline.remainingMs()))}`);
-        }
+    if (deadline) {
+      // Queued behind other writers past the deadline: start nothing. On Postgres, no statement
+      // may outlive the deadline either (a row lock held elsewhere is waited for only that long;
+      // the cancelled statement is `unavailable` and the transaction rolls back).
+      deadline.check();
+      if (this.ledger.driver === 'postgres') {
+        await stores.db.execute(`set local statement_timeout = ${Math.max(1, Math.ceil(deadline.remainingMs()))}`);
       }
-      const ctx = await this.context(operation, input, meta, stores, cursors);
-      const workspaceScope = ctx.access?.workspaceId ?? '';
-      const fingerprint = sha256Hex(canonicalJson([operation.name, input, workspaceScope]));
-      const keyScope = keyScopeOf(meta);
-      if (key) {
-        await stores.idempotency.lock(meta.caller.principal, key);
-        const existing = await stores.idempotency.find(meta.caller.principal, key, workspaceScope, keyScope);
-        if (existing) {
-          if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
-          // A purge blanked this answer: what it showed no longer exists.
-          if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
-          return { json: existing.body, replayed: true };
-        }
+    }
+    const ctx = await this.context(operation, input, meta, stores, cursors);
+    const workspaceScope = ctx.access?.workspaceId ?? '';
+    const fingerprint = sha256Hex(canonicalJson([operation.name, input, workspaceScope]));
+    const keyScope = keyScopeOf(meta);
+    if (key) {
+      await stores.idempotency.lock(meta.caller.principal, key);
+      const existing = await stores.idempotency.find(meta.caller.principal, key, workspaceScope, keyScope);
+      if (existing) {
+        if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
+        // A purge blanked this answer: what it showed no longer exists.
+        if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
+        return { json: existing.body, replayed: true };
       }
-      const answer = await handler(input, ctx);
-      // Its rows are written: the commit takes its chain hash from them (docs/ledger-proofs.md).
-      if (ctx.committed) await stores.chain.seal(ctx.committed.commit, ctx.committed.previousChainHash);
-      const json = JSON.stringify(answer);
-      // A dry run writes nothing, not even its idempotency record.
-      if (key && input.dry_run !== true) {
-        const stored = { operation, meta, key, fingerprint, workspaceId: workspaceScope, shown: ctx.shown };
-        await stores.idempotency.insert(recordOf(stored, answer, json), keyScope);
-      }
-      // Right before the commit: past the deadline, roll back and answer `unavailable`. A write
-      // that passes this point commits, and its true answer is sent even if the deadline passes
-      // during the commit itself.
-      deadline?.check();
-      return { json, replayed: false };
-    });
+    }
+    const answer = await handler(input, ctx);
+    // Its rows are written: the commit takes its chain hash from them (docs/ledger-proofs.md).
+    if (ctx.committed) await stores.chain.seal(ctx.committed.commit, ctx.committed.previousChainHash);
+    const json = JSON.stringify(answer);
+    // A dry run writes nothing, not even its idempotency record.
+    if (key && input.dry_run !== true) {
+      const stored = { operation, meta, key, fingerprint, workspaceId: workspaceScope, shown: ctx.shown };
+      await stores.idempotency.insert(recordOf(stored, answer, json), keyScope);
+    }
+    // Right before the commit: past the deadline, roll back and answer `unavailable`. A write
+    // that passes this point commits, and its true answer is sent even if the deadline passes
+    // during the commit itself.
+    deadline?.check();
+    return { json, replayed: false };
   }
 
   /**
@@ -425,76 +520,85 @@ export class Domain {
    * idempotency record join the batch's inserts.
    */
   private groupedWrite(write: PendingWrite, key: string): GroupedWrite {
-    const { operation, input, meta, handler, cursors } = write;
+    const { input, meta } = write;
     return {
       deadline: meta.deadline ?? null,
-      idempotencyKey: `${meta.caller.principal}\u001f${key}`,
+      idempotencyKeys: [`${meta.caller.principal}\u001f${key}`],
       claims: [keyClaimOf(input)].filter((claim) => claim !== null),
       alone: () => this.writeAlone(write),
-      prepare: async (stores): Promise<PreparedWrite> => {
-        let reached: (point: { request: CommitRequest; stamp: Deferred<CommitStamp> }) => void = () => {};
-        const commitPoint = new Promise<{ request: CommitRequest; stamp: Deferred<CommitStamp> }>((resolve) => {
-          reached = resolve;
-        });
-        // The batch holds this write's idempotency lock already (`idempotencyKey`): the caller's
-        // standing, the namespace the write names and the idempotency record come in one
-        // statement, whose snapshot is taken after the lock was granted.
-        const found: { record: IdempotencyRecord | null } = { record: null };
-        const loadStanding = async (access: WorkspaceAccess) => {
-          const named = [input.namespace_id, input.parent_id].filter((id): id is string => typeof id === 'string');
-          const loaded = await stores.idempotency.findWithStanding(
-            meta.caller.principal,
-            key,
-            access.workspaceId,
-            access.standingQuery(),
-            named,
-            keyScopeOf(meta),
-          );
-          // Decided as a standing loaded piece by piece: a non-member is `not_found` before any replay.
-          access.adopt(loaded.standing);
-          const byId = new Map(loaded.namespaces.map((row) => [row.id, row]));
-          for (const id of named) access.primeNamespace(id, byId.get(id) ?? null);
-          found.record = loaded.record;
-        };
-        const atCommitPoint = (workspaceId: string, subjectIds: string[]) => {
-          const stamp = deferred<CommitStamp>();
-          reached({
-            request: { workspaceId, subjectIds, operation: operation.name, actorId: meta.caller.actorId },
-            stamp,
-          });
-          return stamp.promise;
-        };
-        const ctx = await this.context(operation, input, meta, stores, cursors, false, atCommitPoint, loadStanding);
-        const workspaceScope = ctx.access?.workspaceId ?? '';
-        const fingerprint = sha256Hex(canonicalJson([operation.name, input, workspaceScope]));
-        const existing = found.record;
-        if (existing) {
-          if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
-          if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
-          return { kind: 'answered', result: { json: existing.body, replayed: true } };
-        }
-        const answering = handler(input, ctx);
-        const first = await Promise.race([commitPoint, answering.then(() => null)]);
-        const record = (answer: object, collector: InsertCollector): OperationResult => {
-          const json = JSON.stringify(answer);
-          if (input.dry_run !== true) {
-            const stored = { operation, meta, key, fingerprint, workspaceId: workspaceScope, shown: ctx.shown };
-            collector.idempotencyRecord(recordOf(stored, answer, json), keyScopeOf(meta));
-          }
-          return { json, replayed: false };
-        };
-        return {
-          kind: 'committing',
-          commit: first?.request ?? null,
-          finish: async (stamp, collector) => {
-            if (first && stamp) first.stamp.resolve(stamp);
-            return record(await answering, collector);
-          },
-          abandon: (error) => {
-            answering.catch(() => {});
-            first?.stamp.reject(error);
-          },
-        };
+      prepare: async (stores) => singleStep(await this.prepareStep(write, key, stores)),
+    };
+  }
+
+  /**
+   * Phase one of a grouped write (or of one step of an imported line) on the batch's
+   * transaction: its standing and idempotency record, then its handler up to `ctx.commit`,
+   * where it is suspended until the batch hands it a stamp.
+   */
+  private async prepareStep(write: PendingWrite, key: string, stores: Stores): Promise<PreparedStep> {
+    const { operation, input, meta, handler, cursors } = write;
+    let reached: (point: { request: CommitRequest; stamp: Deferred<CommitStamp> }) => void = () => {};
+    const commitPoint = new Promise<{ request: CommitRequest; stamp: Deferred<CommitStamp> }>((resolve) => {
+      reached = resolve;
+    });
+    // The batch holds this write's idempotency lock already (`idempotencyKeys`): the caller's
+    // standing, the namespace the write names and the idempotency record come in one
+    // statement, whose snapshot is taken after the lock was granted.
+    const found: { record: IdempotencyRecord | null } = { record: null };
+    const loadStanding = async (access: WorkspaceAccess) => {
+      const named = [input.namespace_id, input.parent_id].filter((id): id is string => typeof id === 'string');
+      const loaded = await stores.idempotency.findWithStanding(
+        meta.caller.principal,
+        key,
+        access.workspaceId,
+        access.standingQuery(),
+        named,
+        keyScopeOf(meta),
+      );
+      // Decided as a standing loaded piece by piece: a non-member is `not_found` before any replay.
+      access.adopt(loaded.standing);
+      const byId = new Map(loaded.namespaces.map((row) => [row.id, row]));
+      for (const id of named) access.primeNamespace(id, byId.get(id) ?? null);
+      found.record = loaded.record;
+    };
+    const atCommitPoint = (workspaceId: string, subjectIds: string[]) => {
+      const stamp = deferred<CommitStamp>();
+      reached({
+        request: { workspaceId, subjectIds, operation: operation.name, actorId: meta.caller.actorId },
+        stamp,
+      });
+      return stamp.promise;
+    };
+    const ctx = await this.context(operation, input, meta, stores, cursors, false, atCommitPoint, loadStanding);
+    const workspaceScope = ctx.access?.workspaceId ?? '';
+    const fingerprint = sha256Hex(canonicalJson([operation.name, input, workspaceScope]));
+    const existing = found.record;
+    if (existing) {
+      if (existing.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict');
+      if (existing.body === '') throw new DomainError('not_found', 'replayed answer was purged');
+      return { kind: 'answered', result: { json: existing.body, replayed: true } };
+    }
+    const answering = handler(input, ctx);
+    const first = await Promise.race([commitPoint, answering.then(() => null)]);
+    const record = (answer: object, collector: InsertCollector): GroupResult => {
+      const json = JSON.stringify(answer);
+      if (input.dry_run !== true) {
+        const stored = { operation, meta, key, fingerprint, workspaceId: workspaceScope, shown: ctx.shown };
+        collector.idempotencyRecord(recordOf(stored, answer, json), keyScopeOf(meta));
+      }
+      return { json, replayed: false, value: answer };
+    };
+    return {
+      kind: 'committing',
+      commit: first?.request ?? null,
+      answer: answering,
+      finish: async (stamp, collector) => {
+        if (first && stamp) first.stamp.resolve(stamp);
+        return record(await answering, collector);
+      },
+      abandon: (error) => {
+        answering.catch(() => {});
+        first?.stamp.reject(error);
       },
     };
   }

@@ -26,6 +26,13 @@ export {
   MAX_GROUP_SIZE,
   type SlowBatchReport,
 } from './group-commit';
+export {
+  IMPORT_BATCH_SIZE,
+  type ImportLine,
+  type ImportOutcome,
+  importLineOf,
+  parseImportLine,
+} from './import';
 export { RequestLoaders, type VerificationPage } from './loaders';
 export {
   DEFAULT_RATE_LIMITS,
