@@ -103,9 +103,9 @@ export interface ImportStepRunner {
   principal: string;
   /** A body validated as the operation's (the `invalid_input` of a request with it). */
   validate(operation: ImportStep['operation'], body: unknown): Record<string, unknown>;
-  /** Phase one of a step on a batch's transaction (`Domain.prepareStep`). */
+  /** Phase one of a step on a batch's transaction (`Executor.prepareStep`). */
   prepare(step: ImportStep, stores: Stores): Promise<PreparedStep>;
-  /** A step on an open transaction (`Domain.writeIn`). */
+  /** A step on an open transaction (`Executor.writeIn`). */
   writeIn(stores: Stores, step: ImportStep): Promise<GroupResult>;
   /** A transaction of its own (retried once when a concurrent writer won a race on a unique key). */
   transaction<T>(fn: (stores: Stores) => Promise<T>): Promise<T>;

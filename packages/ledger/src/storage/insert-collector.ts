@@ -14,8 +14,8 @@ import { compiledStatementRunner, type Database } from '../database';
 import type { EvidenceRow, IdempotencyRecord, MemoryRow, RevisionRow } from '../rows';
 import { commits, evidence, idempotencyKeyDirectory, idempotencyRecords, memories, revisions } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
-import { type KeyScope, keyDirectoryRow } from './idempotency-storage';
 import { EvidenceStorage } from './evidence-storage';
+import { type KeyScope, keyDirectoryRow } from './idempotency-storage';
 import { MemoryStorage } from './memory-storage';
 import { WrittenRecords } from './written-records';
 
