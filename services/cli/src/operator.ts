@@ -43,10 +43,8 @@ export async function withOperator<T>(
 ): Promise<T> {
   // Administration never searches: compose without a provider (no index is prepared). One
   // command per process: its rate limit is counted in process, without a Redis connection.
-  const { domain, ledger } = await composeDomain(
-    { ...env, SEARCH_PROVIDER: 'none', RATE_LIMIT_REDIS_URL: undefined },
-    { holder: 'svc admin' },
-  );
+  const composed = await composeDomain(env, { holder: 'svc admin', search: false, rateLimitsInProcess: true });
+  const { domain, ledger } = composed;
   try {
     // The embedded ledger was migrated in composing; a Postgres one must be already.
     await ledger.assertReady();
@@ -66,7 +64,7 @@ export async function withOperator<T>(
     };
     return await use(run, ledger, domain);
   } finally {
-    await ledger.close();
+    await composed.close();
   }
 }
 
