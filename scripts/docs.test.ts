@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { domainEnvShape, embedderEnvShape, meiliKeyEnvShape } from '../packages/composition/src/index';
+import { databasePoolEnvShape, domainEnvShape } from '../packages/composition/src/index';
 import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '../packages/webhooks/src/env';
 import { ENV_KEYS as CLI_KEYS } from '../services/cli/src/env';
 import { ENV_KEYS as GATEWAY_KEYS } from '../services/gateway/src/env';
@@ -175,10 +175,7 @@ describe('docs/configuration.md', () => {
     ['the gateway', GATEWAY_KEYS],
     ['the indexer', INDEXER_KEYS],
     ['the CLI', CLI_KEYS],
-    [
-      'packages/composition',
-      [...Object.keys(domainEnvShape), ...Object.keys(meiliKeyEnvShape), ...Object.keys(embedderEnvShape)],
-    ],
+    ['packages/composition', [...Object.keys(domainEnvShape), ...Object.keys(databasePoolEnvShape)]],
     ['packages/webhooks', [...Object.keys(webhookTargetEnvShape), ...Object.keys(webhookDeliveryEnvShape)]],
   ])('has a row for every variable %s reads', (_, keys) => {
     expect(keys.length).toBeGreaterThan(0);

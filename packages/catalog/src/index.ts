@@ -1,5 +1,6 @@
 export * from './descriptions';
 export * from './errors';
+export * from './import';
 export * from './limits';
 export * from './operation';
 export * from './operations';

@@ -7,6 +7,7 @@ import {
   type Ledger,
   type Stores,
 } from '@tms/ledger';
+import { batchingReads } from './batched-reads';
 import type { Deadline } from './deadline';
 import { deadlinePassed } from './deadline';
 import { DomainError } from './errors';
@@ -51,29 +52,62 @@ export type PreparedWrite =
   | { kind: 'answered'; result: GroupResult }
   | {
       kind: 'committing';
-      /** Null when the write finished without a commit (it still records its idempotent answer). */
-      commit: CommitRequest | null;
       /**
-       * Resume the write with its stamp: it adds its rows to the batch's collector and resolves
-       * to its answer (acknowledged only after the batch commits).
+       * The commits it makes, in order: one for a write, one per step for a unit of several
+       * (an imported line: its evidence, then its memory); none when it finished without a
+       * commit (it still records its idempotent answer).
        */
-      finish(stamp: CommitStamp | null, collector: InsertCollector): Promise<GroupResult>;
+      commits: CommitRequest[];
+      /**
+       * Resume the write with its stamps (one per commit request, consecutive sequences): it
+       * adds its rows to the batch's collector and resolves to its answer (acknowledged only
+       * after the batch commits).
+       */
+      finish(stamps: CommitStamp[], collector: InsertCollector): Promise<GroupResult>;
       /** The batch failed before `finish`: let the suspended handler end. */
       abandon(error: unknown): void;
     };
 
+/**
+ * One write's phase one (a grouped write, or one step of a unit of several): answered without a
+ * commit, or suspended at its commit point (or finished before it, `commit` null).
+ */
+export type PreparedStep =
+  | { kind: 'answered'; result: GroupResult }
+  | {
+      kind: 'committing';
+      commit: CommitRequest | null;
+      /** The handler's answer: settled already when `commit` is null, else once `finish` ran. */
+      answer: Promise<object>;
+      finish(stamp: CommitStamp | null, collector: InsertCollector): Promise<GroupResult>;
+      abandon(error: unknown): void;
+    };
+
+/** A grouped write of one step. */
+export function singleStep(step: PreparedStep): PreparedWrite {
+  if (step.kind === 'answered') return step;
+  return {
+    kind: 'committing',
+    commits: step.commit ? [step.commit] : [],
+    finish: (stamps, collector) => step.finish(stamps[0] ?? null, collector),
+    abandon: (error) => step.abandon(error),
+  };
+}
+
 export interface GroupResult {
   json: string;
   replayed: boolean;
+  /** The answer `json` was serialized from, when it was made now (a replay has only its text). */
+  value?: unknown;
 }
 
 export interface GroupedWrite {
   readonly deadline: Deadline | null;
   /**
-   * Principal and idempotency key (`principal\u001fkey`, the name of its idempotency lock): two
-   * writes under one key never share a batch.
+   * Principal and idempotency key of each of its steps (`principal\u001fkey`, the names of their
+   * idempotency locks): two writes under one key never share a batch.
    */
-  readonly idempotencyKey: string | null;
+  readonly idempotencyKeys: readonly string[];
   /**
    * Names no two writes of one batch may share besides their idempotency keys (a memory key in
    * its namespace): a write does not see its batch-mates' rows, so the second waits for the next
@@ -83,7 +117,7 @@ export interface GroupedWrite {
   /**
    * Phase one on the batch's transaction: reads and rules, up to the commit point. It must not
    * write (a rule failure then leaves no trace without a savepoint); a DomainError fails this
-   * write alone. The batch has taken the advisory lock of its `idempotencyKey` (as
+   * write alone. The batch has taken the advisory locks of its `idempotencyKeys` (as
    * `IdempotencyStorage.lock` names it) before.
    */
   prepare(stores: Stores): Promise<PreparedWrite>;
@@ -121,6 +155,10 @@ export class GroupCommitter {
   private static readonly byLedger = new WeakMap<Ledger, GroupCommitter>();
   private readonly queues = new Map<string, Entry[]>();
   private readonly running = new Map<string, number>();
+  /** Idempotency lock names and claims of the batches running per workspace. */
+  private readonly held = new Map<string, Set<string>>();
+  /** Drains running per workspace (each runs one batch at a time). */
+  private readonly drains = new Map<string, number>();
 
   /** One group committer per ledger, shared by every domain on it (tests look at `pending`). */
   static of(ledger: Ledger): GroupCommitter {
@@ -139,9 +177,27 @@ export class GroupCommitter {
    */
   slowBatchGraceMs: number = OPERATION_LIMITS.timeoutMs;
 
+  /**
+   * A committer of its own, outside the per-ledger one (a bulk import's): bigger batches whose
+   * reads are gathered and whose rows go as recordsets (`bulk`), two batches of a workspace at
+   * once, so that one runs its rules while the other writes (the second waits for the head until
+   * the first commits, so sequences stay in commit order). It commits on either ledger: on PGlite
+   * a batch's statements simply run one after another.
+   */
+  static standalone(ledger: Ledger, maxGroupSize: number): GroupCommitter {
+    return new GroupCommitter(ledger, maxGroupSize, true, 2);
+  }
+
   private constructor(
     private readonly ledger: Ledger,
     private readonly maxGroupSize = MAX_GROUP_SIZE,
+    /**
+     * Batches of hundreds of writes: each kind of read of a batch's phase one gathered into one
+     * statement (`batchingReads`), and its rows sent as JSON recordsets (`flushAsRecordsets`).
+     */
+    private readonly bulk = false,
+    /** Batches of one workspace running at once. */
+    private readonly parallelBatches = 1,
   ) {}
 
   /** Writes of a workspace queued or in its running batch. */
@@ -150,50 +206,82 @@ export class GroupCommitter {
   }
 
   submit(workspaceId: string, write: GroupedWrite, observer: GroupCommitObserver | null = null): Promise<GroupResult> {
-    return new Promise<GroupResult>((resolve, reject) => {
-      const entry: Entry = { write, observer, resolve, reject };
-      const queue = this.queues.get(workspaceId);
-      if (queue) {
-        queue.push(entry);
-        return;
-      }
-      const fresh = [entry];
-      this.queues.set(workspaceId, fresh);
-      void this.drain(workspaceId, fresh);
-    });
+    return this.submitAll(workspaceId, [write], observer)[0] as Promise<GroupResult>;
   }
 
-  /** One batch at a time per workspace; the next starts when the previous has committed. */
+  /** Several writes queued at once (a bulk import's chunk): the first batch takes as many as it may. */
+  submitAll(
+    workspaceId: string,
+    writes: readonly GroupedWrite[],
+    observer: GroupCommitObserver | null = null,
+  ): Promise<GroupResult>[] {
+    let queue = this.queues.get(workspaceId);
+    if (!queue) {
+      queue = [];
+      this.queues.set(workspaceId, queue);
+    }
+    const queued = queue;
+    const answers = writes.map(
+      (write) => new Promise<GroupResult>((resolve, reject) => queued.push({ write, observer, resolve, reject })),
+    );
+    for (let active = this.drains.get(workspaceId) ?? 0; active < this.parallelBatches; active += 1) {
+      this.drains.set(workspaceId, active + 1);
+      void this.drain(workspaceId, queued);
+    }
+    return answers;
+  }
+
+  /**
+   * One batch at a time per drain; the next starts when the previous has committed. The last
+   * drain to find the queue empty removes it, so the next write starts a drain afresh.
+   */
   private async drain(workspaceId: string, queue: Entry[]): Promise<void> {
     while (queue.length > 0) {
-      const batch = this.take(queue);
-      this.running.set(workspaceId, batch.length);
-      await this.run(workspaceId, batch);
-      this.running.delete(workspaceId);
+      const { batch, names } = this.take(workspaceId, queue);
+      // Everything queued waits on a name a running batch holds: this drain's turn is over.
+      if (batch.length === 0) break;
+      this.running.set(workspaceId, (this.running.get(workspaceId) ?? 0) + batch.length);
+      const held = this.held.get(workspaceId) ?? new Set<string>();
+      this.held.set(workspaceId, held);
+      for (const name of names) held.add(name);
+      try {
+        await this.run(workspaceId, batch);
+      } finally {
+        for (const name of names) held.delete(name);
+        if (held.size === 0) this.held.delete(workspaceId);
+        const left = (this.running.get(workspaceId) ?? 0) - batch.length;
+        if (left > 0) this.running.set(workspaceId, left);
+        else this.running.delete(workspaceId);
+      }
     }
-    this.queues.delete(workspaceId);
+    const drains = (this.drains.get(workspaceId) ?? 1) - 1;
+    if (drains > 0) this.drains.set(workspaceId, drains);
+    else {
+      this.drains.delete(workspaceId);
+      this.queues.delete(workspaceId);
+    }
   }
 
   /**
    * The next batch in arrival order; a second write under an idempotency key or a claim already
-   * in it waits for the next.
+   * in it, or in a batch of the workspace still running, waits for a later one.
    */
-  private take(queue: Entry[]): Entry[] {
+  private take(workspaceId: string, queue: Entry[]): { batch: Entry[]; names: string[] } {
     const batch: Entry[] = [];
+    const left: Entry[] = [];
+    const running = this.held.get(workspaceId);
     const taken = new Set<string>();
-    for (let i = 0; i < queue.length && batch.length < this.maxGroupSize; ) {
-      const entry = queue[i] as Entry;
-      const key = entry.write.idempotencyKey;
-      const names = key === null ? entry.write.claims : [key, ...entry.write.claims];
-      if (names.some((name) => taken.has(name))) {
-        i += 1;
+    for (const entry of queue) {
+      const names = [...entry.write.idempotencyKeys, ...entry.write.claims];
+      if (batch.length >= this.maxGroupSize || names.some((name) => taken.has(name) || running?.has(name))) {
+        left.push(entry);
         continue;
       }
       for (const name of names) taken.add(name);
       batch.push(entry);
-      queue.splice(i, 1);
     }
-    return batch;
+    queue.splice(0, queue.length, ...left);
+    return { batch, names: [...taken] };
   }
 
   /** Reports the batch while it runs past its writes' deadlines; returns the function that stops it. */
@@ -281,10 +369,11 @@ export class GroupCommitter {
     const deadlines = batch.map((e) => e.write.deadline).filter((d): d is Deadline => d !== null);
     const statementTimeoutMs =
       deadlines.length > 0 ? Math.max(1, Math.ceil(Math.min(...deadlines.map((d) => d.remainingMs())))) : null;
-    const lockNames = batch.flatMap((e) => (e.write.idempotencyKey === null ? [] : [e.write.idempotencyKey]));
+    const lockNames = batch.flatMap((e) => e.write.idempotencyKeys);
     await stores.idempotency.lockAll(lockNames, statementTimeoutMs);
     const collector = new InsertCollector();
-    const batchStores = collectingStores(stores, collector);
+    const collecting = collectingStores(stores, collector);
+    const batchStores = this.bulk ? batchingReads(collecting) : collecting;
     progress.stage = 'reads and rules';
 
     // Phase one: every write's reads and rules. They only read and hold no lock on the head,
@@ -321,7 +410,7 @@ export class GroupCommitter {
 
     // Phase two: lock the head once and take every sequence, then send all rows together.
     progress.stage = 'locking the head';
-    const requests = committing.flatMap(({ write }) => (write.commit ? [write.commit] : []));
+    const requests = committing.flatMap(({ write }) => write.commits);
     for (const request of requests) {
       if (request.workspaceId !== workspaceId) throw new DomainError('internal', 'grouped write in another workspace');
     }
@@ -342,8 +431,9 @@ export class GroupCommitter {
     let next = 0;
     const finished = await Promise.all(
       committing.map(({ write }) => {
-        const stamp = write.commit ? (stamps[next++] as CommitStamp) : null;
-        return write.finish(stamp, collector);
+        const own = stamps.slice(next, next + write.commits.length);
+        next += write.commits.length;
+        return write.finish(own, collector);
       }),
     );
     suspended.length = 0;
@@ -351,7 +441,9 @@ export class GroupCommitter {
     if (allocated) collector.chain(allocated.previousChainHash);
     // Every row of the batch and one NOTIFY, in one statement.
     progress.stage = 'writing rows';
-    await collector.flush(stores.db, requests.length > 0 ? workspaceId : null);
+    const notify = requests.length > 0 ? workspaceId : null;
+    if (this.bulk) await collector.flushAsRecordsets(stores.db, notify);
+    else await collector.flush(stores.db, notify);
     // Right before COMMIT: a write past its deadline must not commit, so the batch rolls back
     // and its writes run alone (where the late one is answered `unavailable`).
     for (const { entry } of committing) {

@@ -2,7 +2,7 @@ export type { Caller } from './caller';
 export { CommitWatch, type NextCommit } from './commit-watch';
 export type { DomainObserver, RecallStatus } from './context';
 export { Deadline, deadlinePassed } from './deadline';
-export { Domain, type DomainOptions, type OperationResult, type RawInput, type RequestMeta } from './domain';
+export { Domain, type DomainOptions } from './domain';
 export {
   authFailureReason,
   boundDetail,
@@ -26,6 +26,13 @@ export {
   MAX_GROUP_SIZE,
   type SlowBatchReport,
 } from './group-commit';
+export {
+  IMPORT_BATCH_SIZE,
+  type ImportLine,
+  type ImportOutcome,
+  importLineOf,
+  parseImportLine,
+} from './import';
 export { RequestLoaders, type VerificationPage } from './loaders';
 export {
   DEFAULT_RATE_LIMITS,
@@ -42,6 +49,7 @@ export {
   type RedisRateLimiterOptions,
   redisUrlForLogs,
 } from './redis-rate-limiter';
+export type { OperationResult, RawInput, RequestMeta } from './request';
 export {
   decodeJsonBody,
   decodeJsonBytes,

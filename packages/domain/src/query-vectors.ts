@@ -1,4 +1,5 @@
 import { type Embedder, EmbedderUnavailableError } from '@tms/search';
+import { LRUCache } from 'lru-cache';
 
 /** Query vectors a process remembers: a repeated recall skips the embedder. */
 export const QUERY_VECTOR_CACHE_SIZE = 512;
@@ -27,13 +28,14 @@ interface Entry {
  * an embedding any more, it is cancelled, so nothing nobody waits for stays queued.
  */
 export class QueryVectors {
-  /** Most recently used last. */
-  private readonly cache = new Map<string, Entry>();
+  private readonly cache: LRUCache<string, Entry>;
 
   constructor(
     readonly embedder: Embedder,
-    private readonly capacity: number = QUERY_VECTOR_CACHE_SIZE,
-  ) {}
+    capacity: number = QUERY_VECTOR_CACHE_SIZE,
+  ) {
+    this.cache = new LRUCache({ max: capacity });
+  }
 
   /**
    * The embedder's model, or null while it is not known (an `openai` embedder without
@@ -62,17 +64,9 @@ export class QueryVectors {
     }
     const key = `${model}\u0000${text}`;
     let entry = this.cache.get(key);
-    if (entry) {
-      this.cache.delete(key);
-      this.cache.set(key, entry);
-    } else {
+    if (!entry) {
       entry = this.embed(key, model, text);
       this.cache.set(key, entry);
-      while (this.cache.size > this.capacity) {
-        const oldest = this.cache.keys().next().value;
-        if (oldest === undefined) break;
-        this.cache.delete(oldest);
-      }
     }
     return this.wait(key, entry, signal);
   }
@@ -91,7 +85,7 @@ export class QueryVectors {
       },
       () => {
         entry.settled = true;
-        if (this.cache.get(key) === entry) this.cache.delete(key);
+        if (this.cache.peek(key) === entry) this.cache.delete(key);
       },
     );
     return entry;
@@ -112,7 +106,7 @@ export class QueryVectors {
         leave();
         if (entry.waiting === 0 && !entry.settled && !entry.kept) {
           entry.cancel.abort();
-          if (this.cache.get(key) === entry) this.cache.delete(key);
+          if (this.cache.peek(key) === entry) this.cache.delete(key);
         }
         reject(new EmbedderUnavailableError('the recall stopped waiting', { cause: signal.reason }));
       };

@@ -3,6 +3,11 @@ import type { RevisionRow } from '@tms/ledger';
 /** A known_at later than any record: "everything recorded so far" (finite, for SQL parameters). */
 export const END_OF_TIME = Number.MAX_VALUE;
 
+/** The server's clock, in the ledger's unit (seconds since the epoch, fractional). */
+export function nowSeconds(): number {
+  return Date.now() / 1000;
+}
+
 /**
  * The bitemporal rules of decisions §2 in one place. A revision is a rectangle: valid time
  * [valid_from, valid_to) by record time [recorded_at, recorded_until), null ends open.

@@ -30,6 +30,21 @@ export async function redisKeys(url: string, prefix: string): Promise<string[]> 
   }
 }
 
+/** The name the probe of `redisClients` gives its own connection, so that it can leave itself out. */
+const PROBE_NAME = 'tms-test-probe';
+
+/** The clients connected to the Redis at `url` (one CLIENT LIST line each), other than such probes. */
+export async function redisClients(url: string): Promise<string[]> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectionName: PROBE_NAME });
+  try {
+    await client.connect();
+    const list = (await client.client('LIST')) as string;
+    return list.split('\n').filter((line) => line.trim() !== '' && !line.includes(` name=${PROBE_NAME} `));
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** Whether something answering like Redis listens on `port` (+PONG, or -NOAUTH with a password). */
 function answersPing(port: number): Promise<boolean> {
   return new Promise((resolve) => {

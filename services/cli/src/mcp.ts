@@ -23,10 +23,8 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const { domain, ledger, search, rateLimiter, embedder } = await composeDomain(env, {
-    holder: 'svc mcp',
-    rateLimitStore: rateLimitStoreLog(logger),
-  });
+  const composed = await composeDomain(env, { holder: 'svc mcp', rateLimitStore: rateLimitStoreLog(logger) });
+  const { domain, ledger, search, embedder } = composed;
   const indexer =
     runsIndexer(env) && search.name !== 'none'
       ? new Indexer(ledger, search, {
@@ -66,8 +64,6 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   } finally {
     indexer?.stop();
     await indexerDone;
-    await rateLimiter?.close?.();
-    await embedder.close().catch(() => undefined);
-    await ledger.close();
+    await composed.close();
   }
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { OPERATIONS_BY_NAME, type Operation, type OperationName, type OperationOutput } from '@tms/catalog';
 import { composeDomain } from '@tms/composition';
-import type { RawInput } from '@tms/domain';
+import type { Domain, RawInput } from '@tms/domain';
 import type { Ledger } from '@tms/ledger';
 import type { CliEnv } from './env';
 
@@ -11,6 +11,8 @@ export interface AdminOutput {
   note?: string;
   /** Set when the command failed after printing what it must not lose (a secret): exit 1 with it. */
   failure?: string;
+  /** The exit code of that failure when it is not 1 (`svc import`: lines were rejected). */
+  exitCode?: number;
 }
 
 type AnswerOf<Name extends OperationName> = OperationOutput<Extract<Operation, { name: Name }>>;
@@ -37,14 +39,12 @@ export type RunAsOperator = <Name extends OperationName>(
 /** One domain for the whole command (the ledger opened once), however many operations it runs. */
 export async function withOperator<T>(
   env: CliEnv,
-  use: (run: RunAsOperator, ledger: Ledger) => Promise<T>,
+  use: (run: RunAsOperator, ledger: Ledger, domain: Domain) => Promise<T>,
 ): Promise<T> {
   // Administration never searches: compose without a provider (no index is prepared). One
   // command per process: its rate limit is counted in process, without a Redis connection.
-  const { domain, ledger } = await composeDomain(
-    { ...env, SEARCH_PROVIDER: 'none', RATE_LIMIT_REDIS_URL: undefined },
-    { holder: 'svc admin' },
-  );
+  const composed = await composeDomain(env, { holder: 'svc admin', search: false, rateLimitsInProcess: true });
+  const { domain, ledger } = composed;
   try {
     // The embedded ledger was migrated in composing; a Postgres one must be already.
     await ledger.assertReady();
@@ -56,15 +56,15 @@ export async function withOperator<T>(
         { params: raw.params ?? {}, query: raw.query ?? {}, body: raw.body },
         {
           workspaceId,
-          operatorSubject: env.USER ?? 'operator',
+          operatorSubject: operatorSubject(env),
           idempotencyKey: operation.idempotent ? (idempotencyKey ?? freshIdempotencyKey()) : null,
         },
       );
       return { answer: JSON.parse(result.json), replayed: result.replayed };
     };
-    return await use(run, ledger);
+    return await use(run, ledger, domain);
   } finally {
-    await ledger.close();
+    await composed.close();
   }
 }
 
@@ -77,6 +77,11 @@ export async function asOperator<Name extends OperationName>(
   idempotencyKey: string | undefined,
 ): Promise<AnswerOf<Name>> {
   return withOperator(env, async (run) => (await run(name, workspaceId, raw, idempotencyKey)).answer);
+}
+
+/** The operator's subject (`urn:tms:operator`): the login running the command. */
+export function operatorSubject(env: CliEnv): string {
+  return env.USER ?? 'operator';
 }
 
 export function freshIdempotencyKey(): string {

@@ -19,6 +19,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** Whether stderr is a terminal, where progress redraws one line (absent: it is not). */
   stderrIsTerminal?: boolean;
+  /** What `-` reads (`svc import -`); absent: the process's stdin. */
+  stdin?: NodeJS.ReadableStream;
   /** The process environment, parsed only when a command runs (so `--help` never needs it). */
   env(): Promise<CliEnv>;
 }
@@ -96,8 +98,18 @@ function act<Args extends unknown[]>(
     }
     if (output.stdout !== '') io.stdout(`${output.stdout}\n`);
     if (output.note) io.stderr(`${output.note}\n`);
-    if (output.failure) throw new Error(output.failure);
+    if (output.failure) throw new CommandFailed(output.failure, output.exitCode ?? 1);
   };
+}
+
+/** A command that ran but failed, with its exit code. */
+class CommandFailed extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
 }
 
 /** The `--workspace` and `--idempotency-key` of every workspace-scoped admin command. */
@@ -376,6 +388,26 @@ export function buildProgram(io: CliIo): Command {
         return { stdout: '', note: summary };
       }),
     );
+  program
+    .command('import')
+    .description(
+      'load memories into a workspace, one memories.create body per line (with its evidence and import_key), in batches through the same rules; resumable; progress on stderr, totals as JSON on stdout; exit 3 when lines were rejected (docs/import.md)',
+    )
+    .argument('<file>', 'an NDJSON file, or - for stdin (--from mem0: a Mem0 get_all JSON output)')
+    .requiredOption('--workspace <id>', 'the workspace (ws_...)')
+    .option('--reject <file>', 'write each rejected line here as NDJSON (line, code, detail, original)')
+    .option('--from <format>', 'ndjson (import lines) or mem0 (Mem0 get_all output)', importFormat, 'ndjson' as const)
+    .action(
+      act(io, async (env, file, options) => {
+        const { importFile } = await import('./import-command');
+        const args = { workspace: options.workspace, file, reject: options.reject ?? null, from: options.from };
+        return importFile(env, args, {
+          stdin: io.stdin ?? process.stdin,
+          stderr: io.stderr,
+          stderrIsTerminal: io.stderrIsTerminal === true,
+        });
+      }),
+    );
   const ledgerCommand = program
     .command('ledger')
     .description("the ledger's hash chain (docs/ledger-proofs.md), and moving the embedded ledger to Postgres");
@@ -424,6 +456,11 @@ export function buildProgram(io: CliIo): Command {
   return program;
 }
 
+function importFormat(value: string): 'ndjson' | 'mem0' {
+  if (value !== 'ndjson' && value !== 'mem0') throw new InvalidArgumentError('takes ndjson or mem0');
+  return value;
+}
+
 function postgresUrl(value: string): string {
   if (!/^postgres(ql)?:\/\//.test(value)) throw new InvalidArgumentError('takes a postgres:// URL');
   return value;
@@ -456,6 +493,6 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       return error.exitCode === 0 ? 0 : 2;
     }
     io.stderr(`svc: ${String((error as Error).message).split('\n')[0]}\n`);
-    return 1;
+    return error instanceof CommandFailed ? error.exitCode : 1;
   }
 }

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { OPERATIONS_BY_NAME } from '@tms/catalog';
 import { composeDomain } from '@tms/composition';
 import { Ledger, verifyWorkspaceChain } from '@tms/ledger';
@@ -10,6 +8,7 @@ import { createTestDatabase, freshKey, seedPgliteDirectory, type TestDatabase } 
 import { type GatewayProcess, startGatewayProcess } from '@tms/testkit/processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../src/env';
+import { bash, documentedBlock, PRELUDE, shellEnv } from './documented-shell';
 import { runInProcess, withTestLedger } from './in-process';
 
 /*
@@ -20,61 +19,8 @@ import { runInProcess, withTestLedger } from './in-process';
  * commands' finer behaviour, on both ledgers.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../../..');
 const OPERATOR = 'urn:tms:operator';
 const SLOW = { timeout: 300_000 };
-
-/** A `<!-- example:NAME -->` shell block of docs/operations.md. */
-function documentedBlock(name: string): string {
-  const text = fs.readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
-  const match = new RegExp(
-    `<!-- example:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\\n\`\`\`\\n<!-- /example:${name} -->`,
-  ).exec(text);
-  if (!match?.[1]) throw new Error(`docs/operations.md has no example block ${name}`);
-  return match[1];
-}
-
-/**
- * `pnpm -s svc …` as the docs write it runs `node dist/bin/svc.mjs …`; here the same program
- * runs from its sources (as every CLI test does), so the blocks run exactly as written.
- */
-const PRELUDE = `set -euo pipefail
-pnpm() {
-  if [ "$1" != "-s" ] || [ "$2" != "svc" ]; then echo "not a documented command: pnpm $*" >&2; return 99; fi
-  shift 2
-  "$NODE" --import tsx services/cli/src/main.ts "$@"
-}
-`;
-
-/** The environment of a shell that set nothing of an identity provider or of dev auth. */
-function shellEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([key]) => !/^(DATABASE_URL|DATA_DIR|DEV_AUTH|NODE_ENV|SESSION_.*|OAUTH_.*|TMS_.*|EMBEDDER)$/.test(key),
-    ),
-  );
-  return { ...base, NODE: process.execPath, ...extra };
-}
-
-const execFileAsync = promisify(execFile);
-
-/** A bash script from the repository root: its exit code and output, whatever the code. */
-async function bash(
-  script: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync('bash', ['-c', script], { cwd: ROOT, env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
-    return {
-      code: typeof failed.code === 'number' ? failed.code : null,
-      stdout: failed.stdout ?? '',
-      stderr: failed.stderr ?? '',
-    };
-  }
-}
 
 describe('docs/operations.md, "First day without an identity provider", as written (postgres)', SLOW, () => {
   let db: TestDatabase;

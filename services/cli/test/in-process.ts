@@ -3,8 +3,8 @@ import { Ledger } from '@tms/ledger';
 import type { CliEnv } from '../src/env';
 import { type CliIo, runCli } from '../src/program';
 
-/** The CLI in this process with `env` as its environment; its output captured. */
-export async function runInProcess(argv: string[], env: () => Promise<CliEnv>) {
+/** The CLI in this process with `env` as its environment (and `stdin` what `-` reads); its output captured. */
+export async function runInProcess(argv: string[], env: () => Promise<CliEnv>, stdin?: NodeJS.ReadableStream) {
   let stdout = '';
   let stderr = '';
   const io: CliIo = {
@@ -15,6 +15,7 @@ export async function runInProcess(argv: string[], env: () => Promise<CliEnv>) {
       stderr += text;
     },
     env,
+    ...(stdin ? { stdin } : {}),
   };
   const code = await runCli(argv, io);
   return { code, stdout, stderr };

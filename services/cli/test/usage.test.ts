@@ -70,6 +70,7 @@ describe('svc usage (decisions §9)', () => {
         'index status',
         'index rebuild',
         'export',
+        'import',
         'ledger verify',
         'ledger move',
       ]),

@@ -1,5 +1,5 @@
 import type { ToolSet } from '@tms/agent-tools';
-import { checkDomainEnv, domainEnvShape, listEveryProblem } from '@tms/composition';
+import { checkDomainEnv, databasePoolEnvShape, domainEnvShape, listEveryProblem } from '@tms/composition';
 import { webhookDeliveryEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
@@ -34,18 +34,8 @@ const schema = z
     HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(30_000),
     HTTP_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1_000),
-    /**
-     * Postgres connections per gateway process. 10 measured as fast as 32 at 32 requests in flight
-     * (reads, 150 s; creates) with less CPU per request, and leaves room under Postgres's
-     * max_connections for replicas and workers (docs/performance.md).
-     */
-    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(10),
-    /**
-     * Postgres connections of their own for point reads (memories.get, evidence.get,
-     * namespaces.get), on which the driver pipelines them; 0 puts them back on the pool. One
-     * read the fastest: 2 split each turn's reads into two socket writes (docs/performance.md).
-     */
-    DATABASE_POINT_READ_CONNECTIONS: z.coerce.number().int().min(0).max(100).default(1),
+    // DATABASE_POOL_SIZE, DATABASE_POINT_READ_CONNECTIONS: this process's Postgres connections.
+    ...databasePoolEnvShape,
     /** Open GraphQL subscription streams per gateway process; past it a new one is refused with `unavailable`. */
     GRAPHQL_MAX_STREAMS: z.coerce.number().int().min(0).max(100_000).default(100),
     /** Gateway processes sharing the port (`node:cluster`); Postgres only: one process owns an embedded ledger. */

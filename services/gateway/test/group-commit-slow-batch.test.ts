@@ -29,7 +29,7 @@ describe('group commit reports a batch running past its deadlines', () => {
     const reads = gate();
     const stuck: GroupedWrite = {
       deadline: new Deadline(50),
-      idempotencyKey: null,
+      idempotencyKeys: [],
       claims: [],
       async prepare() {
         await reads.opened;

@@ -1,14 +1,12 @@
-import { checkEmbedderEnv, checkMeiliKey, embedderEnvShape, meiliKeyEnvShape } from '@tms/composition';
+import { checkEmbedderEnv, checkSearchEnv, embedderEnvShape, searchEnvShape } from '@tms/composition';
 import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
 const schema = z
   .object({
     DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
-    SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
-    MEILI_URL: z.url().optional(),
-    // MEILI_API_KEY or MEILI_API_KEY_FILE: read as the gateway reads them.
-    ...meiliKeyEnvShape,
+    // SEARCH_PROVIDER, MEILI_URL and MEILI_API_KEY or MEILI_API_KEY_FILE: read as the gateway reads them.
+    ...searchEnvShape,
     // EMBEDDER and EMBEDDINGS_*: the indexer makes the semantic arm's vectors (decisions §11).
     ...embedderEnvShape,
     INDEXER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
@@ -28,10 +26,7 @@ const schema = z
     OTEL_SERVICE_NAME: z.string().min(1).default('tms-indexer'),
   })
   .superRefine((env, ctx) => {
-    if (env.SEARCH_PROVIDER === 'meilisearch' && !env.MEILI_URL) {
-      ctx.addIssue({ code: 'custom', path: ['MEILI_URL'], message: 'required when SEARCH_PROVIDER=meilisearch' });
-    }
-    checkMeiliKey(env, ctx);
+    checkSearchEnv(env, ctx);
     checkEmbedderEnv(env, ctx);
   });
 

@@ -18,7 +18,7 @@ try {
 const logger = createLogger({ service: env.OTEL_SERVICE_NAME, level: env.LOG_LEVEL });
 const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
 const ledger = await Ledger.open({ databaseUrl: env.DATABASE_URL, maxConnections: 4 });
-const provider = searchProviderFor({ ...env, DATA_DIR: '', DEV_AUTH: '0', NODE_ENV: 'production' }, ledger);
+const provider = searchProviderFor(env, ledger);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const metrics = indexerMetrics(registry);

@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, gt, inArray, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import type { EvidenceRow, NamespaceRow, VerificationRow } from '../rows';
 import { evidence, namespaces, verifications } from '../schema';
@@ -10,6 +10,7 @@ import {
   jsonRows,
   type Standing,
   type StandingQuery,
+  selectDocument,
   selectShapedDocument,
   standingMembers,
 } from './read-view';
@@ -119,6 +120,10 @@ export class EvidenceStorage {
       .where(and(eq(evidence.workspaceId, workspaceId), inArray(evidence.id, [...ids])));
   }
 
+  /**
+   * The unpurged evidence of a namespace with this excerpt hash (at most one is, `evidence_dedup`),
+   * or null: found through that index, so its cost does not grow with the workspace's evidence.
+   */
   async findByHash(workspaceId: string, namespaceId: string, excerptSha256: string): Promise<EvidenceRow | null> {
     const rows = await this.db
       .select()
@@ -128,9 +133,34 @@ export class EvidenceStorage {
           eq(evidence.workspaceId, workspaceId),
           eq(evidence.namespaceId, namespaceId),
           eq(evidence.excerptSha256, excerptSha256),
+          isNull(evidence.purgedAt),
         ),
       );
     return rows[0] ?? null;
+  }
+
+  /**
+   * `findByHash` of several (namespace, excerpt hash) pairs in one statement: the unpurged row of
+   * each pair that has one, each found by its own lookup in `evidence_dedup` (`limit 1` keeps the
+   * planner from joining the pairs against a scan of the workspace's evidence, whatever its
+   * statistics say while an import grows the table).
+   */
+  async findByHashes(
+    workspaceId: string,
+    pairs: readonly { namespaceId: string; excerptSha256: string }[],
+  ): Promise<EvidenceRow[]> {
+    if (pairs.length === 0) return [];
+    const wanted = JSON.stringify(pairs.map((p) => ({ n: p.namespaceId, h: p.excerptSha256 })));
+    const document = await selectDocument(
+      this.db,
+      sql`'evidence', ${jsonRows(
+        evidence,
+        'e',
+        sql`from json_to_recordset(${wanted}::json) as p(n text, h text) cross join lateral (select * from evidence x where x.workspace_id = ${workspaceId} and x.namespace_id = p.n and x.excerpt_sha256 = p.h and x.purged_at is null limit 1) e`,
+        sql`e.id`,
+      )}`,
+    );
+    return decodeJsonRows<EvidenceRow>(evidence, document.evidence);
   }
 
   async insert(row: EvidenceRow): Promise<void> {

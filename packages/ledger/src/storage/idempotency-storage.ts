@@ -10,6 +10,7 @@ import {
   namedNamespaces,
   type Standing,
   type StandingQuery,
+  selectDocument,
   selectShapedDocument,
   standingMembers,
 } from './read-view';
@@ -88,14 +89,9 @@ export class IdempotencyStorage {
   async lockAll(lockNames: readonly string[], timeoutMs: number | null): Promise<void> {
     const names = [...new Set(lockNames)].sort();
     const timeout = timeoutMs === null ? sql`null` : sql`set_config('statement_timeout', ${String(timeoutMs)}, true)`;
-    const list = names.length
-      ? sql.join(
-          names.map((name) => sql`${name}`),
-          sql`, `,
-        )
-      : sql``;
+    // The names as one JSON parameter: one statement text (prepared once) for any number of them.
     const result = await this.db.execute(
-      sql`select ${timeout} as timeout, array(select u.name from unnest(array[${list}]::text[]) with ordinality as u(name, i) where not pg_try_advisory_xact_lock(hashtextextended(u.name, 0)) order by u.i) as busy`,
+      sql`select ${timeout} as timeout, array(select u.name from json_array_elements_text(${JSON.stringify(names)}::json) with ordinality as u(name, i) where not pg_try_advisory_xact_lock(hashtextextended(u.name, 0)) order by u.i) as busy`,
     );
     const busy = rowsOf<{ busy: string[] | null }>(result)[0]?.busy ?? [];
     for (const name of busy) await this.db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`);
@@ -127,6 +123,46 @@ export class IdempotencyStorage {
     );
     return {
       record: decodeRecord(document.record),
+      standing: decodeStanding(document),
+      namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
+    };
+  }
+
+  /**
+   * `findWithStanding` for several keys of one principal at once (the writes of a bulk import's
+   * batch): the record under each key (by key; absent when none), the standing and the named
+   * namespaces, in one statement. Each record is looked up as `recordLookup` says.
+   */
+  async findManyWithStanding(
+    principal: string,
+    keys: readonly string[],
+    workspaceId: string,
+    query: StandingQuery,
+    namespaceIds: readonly string[],
+    scope: KeyScope,
+  ): Promise<{ records: Map<string, IdempotencyRecord>; standing: Standing; namespaces: NamespaceRow[] }> {
+    // A workspace's own records: one primary key lookup per key (`offset 0` keeps the planner
+    // from turning them into a scan of every record of the principal, whatever its statistics
+    // say while an import grows the table); a key of a principal in every workspace is looked up
+    // key by key, as `recordLookup` decides it.
+    const records =
+      scope === 'workspace' && workspaceId !== DIRECTORY_SCOPE
+        ? sql`coalesce((select json_agg(${jsonRow(idempotencyRecords, 'i')}) from json_array_elements_text(${JSON.stringify(keys)}::json) as k(key) cross join lateral (select * from idempotency_records r where r.workspace_id = ${workspaceId} and r.principal = ${principal} and r.key = k.key offset 0) i), '[]'::json)`
+        : sql`json_build_array(${sql.join(
+            keys.map((key) => recordLookup(principal, key, workspaceId, scope)),
+            sql`, `,
+          )})`;
+    const document = await selectDocument(
+      this.db,
+      sql`${standingMembers(workspaceId, query)}, 'namespaces', ${namedNamespaces(workspaceId, namespaceIds)}, 'records', ${records}`,
+    );
+    const found = new Map<string, IdempotencyRecord>();
+    for (const value of (document.records as unknown[] | null) ?? []) {
+      const record = decodeRecord(value);
+      if (record) found.set(record.key, record);
+    }
+    return {
+      records: found,
       standing: decodeStanding(document),
       namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
     };

@@ -8,12 +8,13 @@ import {
   type SQL,
   sql,
 } from 'drizzle-orm';
-import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import { CHAINING, commitDigest, digestInputOf, nextChainHash } from '../chain';
 import { compiledStatementRunner, type Database } from '../database';
-import type { IdempotencyRecord, MemoryRow, RevisionRow } from '../rows';
-import { commits, idempotencyKeyDirectory, idempotencyRecords, memories, revisions } from '../schema';
+import type { EvidenceRow, IdempotencyRecord, MemoryRow, RevisionRow } from '../rows';
+import { commits, evidence, idempotencyKeyDirectory, idempotencyRecords, memories, revisions } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
+import { EvidenceStorage } from './evidence-storage';
 import { type KeyScope, keyDirectoryRow } from './idempotency-storage';
 import { MemoryStorage } from './memory-storage';
 import { WrittenRecords } from './written-records';
@@ -94,6 +95,75 @@ export class InsertCollector {
     if (compiled === null) await db.execute(build());
     else await run(compiled.sql, compiled.parameters(flushValues(batch, notifyWorkspaceId)));
   }
+
+  /**
+   * `flush` for big batches (a bulk import's): each table's rows travel as one JSON parameter
+   * (`json_populate_recordset`), so one statement of a few parameters carries hundreds of rows.
+   * Encoding every value as a parameter of its own costs more CPU than the rest of a row's way
+   * there, and a batch's parameters would near the protocol's limit of 65535. A table whose rows
+   * leave a column to its default is sent as `flush` sends it.
+   */
+  async flushAsRecordsets(db: Database, notifyWorkspaceId: string | null): Promise<void> {
+    const batch = [...this.rows];
+    if (!batch.every(([table, rows]) => rows.every((row) => fillsEveryColumn(table, row)))) {
+      await this.flush(db, notifyWorkspaceId);
+      return;
+    }
+    this.rows.clear();
+    const final = notifyWorkspaceId === null ? sql`select 1` : notification(notifyWorkspaceId);
+    const parts = batch.map(([table, rows], i) => {
+      const { list, bytea } = recordsetColumns(table);
+      const records = JSON.stringify(rows.map((row) => recordsetRow(table, row, bytea)));
+      return sql`${sql.identifier(`inserted_${i}`)} as (insert into ${table} (${list}) select ${list} from json_populate_recordset(null::${table}, ${records}::json))`;
+    });
+    await db.execute(parts.length > 0 ? sql`with ${sql.join(parts, sql`, `)} ${final}` : final);
+  }
+}
+
+/** A table's columns an insert names: generated ones are the database's to fill. */
+const insertColumns = new WeakMap<PgTable, [string, PgColumn][]>();
+function columnsOf(table: PgTable): [string, PgColumn][] {
+  let columns = insertColumns.get(table);
+  if (!columns) {
+    columns = Object.entries(getTableColumns(table)).filter(
+      ([, column]) => column.generated === undefined && column.generatedIdentity?.type !== 'always',
+    );
+    insertColumns.set(table, columns);
+  }
+  return columns;
+}
+
+/** A table's insertable columns as a SQL list, and those stored as bytea (sent as `\\x` hex). */
+const recordsets = new WeakMap<PgTable, { list: SQL; bytea: Set<string> }>();
+function recordsetColumns(table: PgTable): { list: SQL; bytea: Set<string> } {
+  let found = recordsets.get(table);
+  if (!found) {
+    const columns = columnsOf(table);
+    found = {
+      list: sql.raw(columns.map(([, column]) => `"${column.name}"`).join(', ')),
+      bytea: new Set(columns.filter(([, column]) => column.getSQLType() === 'bytea').map(([key]) => key)),
+    };
+    recordsets.set(table, found);
+  }
+  return found;
+}
+
+function fillsEveryColumn(table: PgTable, row: object): boolean {
+  for (const [key] of columnsOf(table)) if ((row as Record<string, unknown>)[key] === undefined) return false;
+  return true;
+}
+
+/** One row as `json_populate_recordset` reads it: keyed by column name, bytea as hex, the rest as JSON has it. */
+function recordsetRow(table: PgTable, row: object, bytea: ReadonlySet<string>): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const [key, column] of columnsOf(table)) {
+    const value = (row as Record<string, unknown>)[key];
+    record[column.name] =
+      value === null || !bytea.has(key)
+        ? value
+        : `\\x${Buffer.from(column.mapToDriverValue(value) as Uint8Array).toString('hex')}`;
+  }
+  return record;
 }
 
 function flushStatement(
@@ -247,16 +317,31 @@ class CollectingMemoryStorage extends MemoryStorage {
   }
 }
 
+/** `evidence.insert` for a write in a group commit (an imported line's evidence): the row joins the batch's inserts. */
+class CollectingEvidenceStorage extends EvidenceStorage {
+  constructor(
+    db: Database,
+    private readonly collector: InsertCollector,
+  ) {
+    super(db);
+  }
+
+  override async insert(row: EvidenceRow): Promise<void> {
+    this.collector.add(evidence, row);
+  }
+}
+
 /**
  * The same stores (reads go to the batch's transaction), except that the inserts a grouped
  * write makes after its commit point are collected for the batch.
  */
-export function collectingStores<S extends { db: Database; memories: MemoryStorage }>(
+export function collectingStores<S extends { db: Database; memories: MemoryStorage; evidence: EvidenceStorage }>(
   stores: S,
   collector: InsertCollector,
 ): S {
   const copy = Object.assign(Object.create(Object.getPrototypeOf(stores)) as S, stores);
   Object.defineProperty(copy, 'memories', { value: new CollectingMemoryStorage(stores.db, collector) });
+  Object.defineProperty(copy, 'evidence', { value: new CollectingEvidenceStorage(stores.db, collector) });
   return copy;
 }
 

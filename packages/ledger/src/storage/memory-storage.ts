@@ -1,6 +1,6 @@
 import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import type { MemoryRow, NamespaceRow, RevisionRow } from '../rows';
+import { type MemoryRow, type NamespaceRow, type RevisionRow, rowsOf } from '../rows';
 import { memories, namespaces, revisions } from '../schema';
 import {
   decodeJsonRow,
@@ -138,6 +138,32 @@ export class MemoryStorage {
         ),
       );
     return rows[0]?.id ?? null;
+  }
+
+  /**
+   * `keyHolder` of several (namespace, key) pairs in one statement: the holder of each pair that
+   * has one (keys compared exactly, as there).
+   */
+  async keyHolders(
+    workspaceId: string,
+    pairs: readonly { namespaceId: string; key: string }[],
+  ): Promise<{ namespaceId: string; key: string; id: string }[]> {
+    if (pairs.length === 0) return [];
+    // Keys as the hex of their UTF-8 bytes: the column holds those bytes, compared exactly.
+    const wanted = JSON.stringify(
+      pairs.map((p) => ({ n: p.namespaceId, k: Buffer.from(p.key, 'utf8').toString('hex') })),
+    );
+    // `limit 1` keeps each lookup a lookup (as in `EvidenceStorage.findByHashes`).
+    const result = await this.db.execute(
+      sql`select p.n as namespace_id, p.k as key_hex, m.id from json_to_recordset(${wanted}::json) as p(n text, k text)
+          cross join lateral (select x.id from memories x where x.workspace_id = ${workspaceId} and x.namespace_id = p.n
+                                and x.key = decode(p.k, 'hex') and x.retracted_at is null limit 1) m`,
+    );
+    return rowsOf<{ namespace_id: string; key_hex: string; id: string }>(result).map((row) => ({
+      namespaceId: row.namespace_id,
+      key: Buffer.from(row.key_hex, 'hex').toString('utf8'),
+      id: row.id,
+    }));
   }
 
   async insert(memory: MemoryRow, revision: RevisionRow): Promise<void> {
