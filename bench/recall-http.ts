@@ -190,6 +190,8 @@ export async function runOverHttp(
   const token = await issuer.sessionToken(subject, { expiresIn: 24 * 3600 });
   const storage = await prepareLedger(kind, issuer, subject);
   let serial = 0;
+  /** RECALL_HTTP_CPU_PROF=dir: every gateway writes a CPU profile there (`node --cpu-prof`). */
+  const profileDir = process.env.RECALL_HTTP_CPU_PROF;
   const gateway = async (embedder: 'builtin' | 'none'): Promise<Server> =>
     startServer(
       `gateway-${kind}-${serial++}-${embedder}`,
@@ -203,7 +205,7 @@ export async function runOverHttp(
       },
       '/readyz',
       logDir,
-      SERVER_NODE_FLAGS,
+      profileDir ? [...SERVER_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] : SERVER_NODE_FLAGS,
     );
   const withGateway = async <T>(embedder: 'builtin' | 'none', work: (api: Api) => Promise<T>): Promise<T> => {
     const server = await gateway(embedder);
