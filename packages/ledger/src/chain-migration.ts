@@ -1,6 +1,11 @@
-import { GENESIS_CHAIN_HASH } from './chain';
-import type { Ledger } from './ledger';
+import type { Stores } from './stores';
 import { chainOver, VERIFY_BATCH } from './verify-chain';
+
+/** What the migration needs of the ledger (`Ledger` passes itself). */
+export interface ChainingLedger {
+  readonly stores: Stores;
+  transaction<T>(fn: (stores: Stores) => Promise<T>): Promise<T>;
+}
 
 /** Progress of chaining one workspace's older commits. */
 export interface ChainingProgress {
@@ -11,21 +16,23 @@ export interface ChainingProgress {
 
 /**
  * Chain ledgers written before the chain existed (run by `svc migrate` after the SQL migrations):
- * each workspace whose last commit has no chain hash is chained from sequence 1 in batches. Writes
- * go on meanwhile (they leave their chain hash null while the commit before has none); the last
- * batch runs with the head locked and chains what they wrote too, after which writes chain
- * themselves. Answers the number of workspaces chained.
+ * each workspace whose last commit has no chain hash is chained in batches, each committed on its
+ * own, from where an earlier run stopped (the end of the chained prefix; sequence 1 the first
+ * time). Writes go on meanwhile (they leave their chain hash null while the commit before has
+ * none); the last batch runs with the head locked and chains what they wrote too, after which
+ * writes chain themselves. Answers the number of workspaces chained.
  */
 export async function chainOlderLedgers(
-  ledger: Ledger,
+  ledger: ChainingLedger,
   onProgress: (progress: ChainingProgress) => void = () => {},
   batchSize = VERIFY_BATCH,
 ): Promise<number> {
   const pending = await ledger.stores.chain.unchainedWorkspaces();
   for (const { workspaceId, sequence: head } of pending) {
-    let previous = GENESIS_CHAIN_HASH;
-    let next = 1;
-    const chainBatch = async (stores: Ledger['stores'], upTo: number) => {
+    const resumed = await ledger.stores.chain.chainedPrefix(workspaceId);
+    let previous = resumed.chainHash;
+    let next = resumed.sequence + 1;
+    const chainBatch = async (stores: Stores, upTo: number) => {
       while (next <= upTo) {
         const rows = await stores.chain.commits(workspaceId, next, upTo, batchSize);
         if (rows.length === 0) break;

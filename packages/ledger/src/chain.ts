@@ -17,14 +17,19 @@
  */
 import crypto from 'node:crypto';
 import { canonicalJson } from './canonical-json';
-import type { commits, workspaces } from './schema';
-import { TYPE_BY_PREFIX } from './storage/change-storage';
-import type { CredentialRow, InstallationRow } from './storage/credential-storage';
-import type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
-import type { MemoryRow, RevisionRow } from './storage/memory-storage';
-import type { NamespaceRow } from './storage/namespace-storage';
-import type { DeletionReceiptRow } from './storage/receipt-storage';
-import type { WebhookRow } from './storage/webhook-storage';
+import type {
+  CommitRow,
+  CredentialRow,
+  DeletionReceiptRow,
+  EvidenceRow,
+  InstallationRow,
+  MemoryRow,
+  NamespaceRow,
+  RevisionRow,
+  VerificationRow,
+  WebhookRow,
+  WorkspaceRow,
+} from './rows';
 
 /**
  * Set (to true) only by the bench's comparison build of the gateway (`pnpm bench`, esbuild
@@ -38,8 +43,27 @@ export const CHAINING: boolean = typeof __TMS_BENCH_UNCHAINED__ === 'undefined' 
 /** The chain hash "before" sequence 1. */
 export const GENESIS_CHAIN_HASH = '0'.repeat(64);
 
-/** The kind of record a subject id names (the change feed's type of the id). */
-export type RecordKind = (typeof TYPE_BY_PREFIX)[keyof typeof TYPE_BY_PREFIX];
+/**
+ * The kind of record each id prefix (`newId`'s) names, as every digest writes it. This list is
+ * the chain's own and fixed: a kind's name is part of the hash of every commit that named such a
+ * record, so none is ever renamed (the change feed names its types for itself). A new kind of
+ * record gets a new prefix and a new entry.
+ */
+const RECORD_KIND_BY_PREFIX = {
+  ws: 'workspace',
+  ns: 'namespace',
+  ev: 'evidence',
+  vf: 'verification',
+  mem: 'memory',
+  rev: 'revision',
+  rcp: 'receipt',
+  ins: 'installation',
+  cred: 'credential',
+  wh: 'webhook',
+} as const satisfies Record<string, string>;
+
+/** The kind of record a subject id names. */
+export type RecordKind = (typeof RECORD_KIND_BY_PREFIX)[keyof typeof RECORD_KIND_BY_PREFIX];
 
 /** One row in a digest input: its kind, id and recorded fields (texts as hashes). */
 export interface DigestRecord {
@@ -76,7 +100,10 @@ export function nextChainHash(previous: string, digest: string): string {
 
 /** The kind of record a subject id names (null: an id of no known kind). */
 export function recordKindOf(id: string): RecordKind | null {
-  return (TYPE_BY_PREFIX as Record<string, RecordKind>)[id.slice(0, id.indexOf('_'))] ?? null;
+  const prefix = id.slice(0, id.indexOf('_'));
+  return Object.hasOwn(RECORD_KIND_BY_PREFIX, prefix)
+    ? RECORD_KIND_BY_PREFIX[prefix as keyof typeof RECORD_KIND_BY_PREFIX]
+    : null;
 }
 
 /**
@@ -92,7 +119,7 @@ function keptTextHash(text: string | null, stored: string): string {
 
 /** The rows a commit names, as read from the ledger (or collected by a group commit). */
 export interface RecordSources {
-  workspaces: Map<string, typeof workspaces.$inferSelect>;
+  workspaces: Map<string, WorkspaceRow>;
   namespaces: Map<string, NamespaceRow>;
   evidence: Map<string, EvidenceRow>;
   verifications: Map<string, VerificationRow>;
@@ -120,6 +147,32 @@ export function emptySources(): RecordSources {
     webhooks: new Map(),
     erasedTextSha256: new Map(),
   };
+}
+
+/** The map of `sources` that holds the records of one kind. */
+export function recordsOfKind(sources: RecordSources, kind: RecordKind): Map<string, { id: string }> {
+  switch (kind) {
+    case 'workspace':
+      return sources.workspaces;
+    case 'namespace':
+      return sources.namespaces;
+    case 'evidence':
+      return sources.evidence;
+    case 'verification':
+      return sources.verifications;
+    case 'memory':
+      return sources.memories;
+    case 'revision':
+      return sources.revisions;
+    case 'receipt':
+      return sources.receipts;
+    case 'installation':
+      return sources.installations;
+    case 'credential':
+      return sources.credentials;
+    case 'webhook':
+      return sources.webhooks;
+  }
 }
 
 /**
@@ -281,10 +334,7 @@ export function recordOf(id: string, sources: RecordSources): DigestRecord {
   }
 }
 
-type CommitFields = Pick<
-  typeof commits.$inferSelect,
-  'workspaceId' | 'sequence' | 'recordedAt' | 'actorId' | 'operation' | 'subjectIds'
->;
+type CommitFields = Pick<CommitRow, 'workspaceId' | 'sequence' | 'recordedAt' | 'actorId' | 'operation' | 'subjectIds'>;
 
 export function digestInputOf(commit: CommitFields, sources: RecordSources): CommitDigestInput {
   return {

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { DrizzleQueryError, sql } from 'drizzle-orm';
+import { DrizzleQueryError, is, sql } from 'drizzle-orm';
 import type { Logger } from 'drizzle-orm/logger';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzlePostgres, PostgresJsSession } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { acquireEmbeddedLock } from './embedded-lock';
 import { citusStatements, type MigrateOptions, migrateInLayout } from './layout';
@@ -187,16 +187,17 @@ function preparingClient(client: PostgresClient, preparedTexts: Set<string>): Po
  * the query again from its `sql` fragments, about a tenth of a read's CPU. What Drizzle would do
  * around the driver call is kept: the query logger (`onQuery`, which the statement-count tests
  * read), the same `unsafe` call (so the same preparing and tracing) and its error wrapping.
- * Null on PGlite (in process: nothing to gain) or if Drizzle's internals ever change shape, and
- * the caller then runs the statement through Drizzle.
+ * The client and logger are those of the database's (or transaction's) Drizzle session, read
+ * through Drizzle's public typed surface (`db._.session`, a `PostgresJsSession`). Null on PGlite
+ * (in process: nothing to gain), and the caller then runs the statement through Drizzle.
  */
 export function compiledStatementRunner(
-  db: Pick<Database, 'execute'>,
+  db: Pick<Database, '_'>,
 ): ((text: string, params: unknown[]) => Promise<unknown>) | null {
-  const session = (db as { session?: { client?: unknown; logger?: Logger } }).session;
-  const client = session?.client as PostgresClient | undefined;
-  if (typeof client?.unsafe !== 'function') return null;
-  const logger = session?.logger;
+  const session = db._.session;
+  if (!is(session, PostgresJsSession)) return null;
+  const client: PostgresClient = session.client;
+  const logger = session.logger;
   return async (text, params) => {
     logger?.logQuery(text, params);
     try {

@@ -48,6 +48,25 @@ export {
   TargetUnreachableError,
 } from './move';
 export { decodePathKey, encodePathKey } from './path-key';
+export type {
+  ActorRow,
+  CommitRow,
+  CredentialRow,
+  DeletionReceiptRow,
+  EvidenceRow,
+  GrantRow,
+  GrantTarget,
+  IdempotencyRecord,
+  InstallationRow,
+  MemoryRow,
+  NamespaceRow,
+  RevisionRow,
+  Role,
+  VerificationRow,
+  Visibility,
+  WebhookRow,
+  WorkspaceRow,
+} from './rows';
 export * as schema from './schema';
 export type { ChainedCommit, ChainHead } from './storage/chain-storage';
 export {
@@ -59,20 +78,16 @@ export {
   subjectTypeOf,
   WORKSPACE_LEVEL_TYPES,
 } from './storage/change-storage';
-export { type AllocatedStamp, COMMIT_CHANNEL, type CommitRow, type CommitStamp } from './storage/commit-storage';
-export type { CredentialRow, InstallationRow, ListPosition } from './storage/credential-storage';
-export type { ActorRow, WorkspaceRow } from './storage/directory-storage';
-export type { EvidenceRow, VerificationRow } from './storage/evidence-storage';
+export { type AllocatedStamp, COMMIT_CHANNEL, type CommitStamp } from './storage/commit-storage';
+export type { ListPosition } from './storage/credential-storage';
 export type { ExportPage, ExportScope } from './storage/export-storage';
-export type { IdempotencyRecord, KeyScope } from './storage/idempotency-storage';
+export type { KeyScope } from './storage/idempotency-storage';
 export type { IndexLag } from './storage/index-state-storage';
 export { collectingStores, consecutiveStamps, InsertCollector } from './storage/insert-collector';
-export type { MemberRow, Role } from './storage/membership-storage';
-export type { MemoryRow, RevisionRow, RevisionsAsKnown } from './storage/memory-storage';
-export type { GrantRow, GrantTarget, NamespaceRow, Visibility } from './storage/namespace-storage';
+export type { MemberRow } from './storage/membership-storage';
+export type { RevisionsAsKnown } from './storage/memory-storage';
 export type { Standing, StandingQuery } from './storage/read-view';
-export type { DeletionReceiptRow } from './storage/receipt-storage';
-export type { DueWebhook, FailureOutcome, WebhookRow } from './storage/webhook-storage';
+export type { DueWebhook, FailureOutcome } from './storage/webhook-storage';
 export { Stores } from './stores';
 export {
   type ChainVerdict,

@@ -6,8 +6,8 @@
  *   without `workspace_id`) and EXPLAIN shows how many partitions a statement touches;
  * and, with `citus`, the Citus calls that distribute and replicate the tables afterwards.
  */
-import type { MigrationMeta } from 'drizzle-orm/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { DISTRIBUTION_COLUMN, PARTITION_COUNT, TABLE_PLACEMENT } from './distribution';
 
 export type DatabaseLayout = 'plain' | 'partitioned';
@@ -70,22 +70,21 @@ export function citusStatements(): string[] {
   ];
 }
 
-interface DrizzleMigrator {
-  dialect: {
-    migrate(migrations: MigrationMeta[], session: unknown, config: { migrationsFolder: string }): Promise<void>;
-  };
-  session: unknown;
-}
-
 /**
  * Apply the drizzle-kit migrations in a layout: what drizzle's own `migrate` does (read the
- * folder, apply what the journal table lacks), with the statements rewritten first.
+ * folder, apply what the journal table lacks, through `PgDialect.migrate` on the database's
+ * session), with the statements rewritten first.
  */
-export async function migrateInLayout(db: unknown, migrationsFolder: string, layout: DatabaseLayout): Promise<void> {
+export async function migrateInLayout(
+  db: { readonly _: { readonly session: unknown } },
+  migrationsFolder: string,
+  layout: DatabaseLayout,
+): Promise<void> {
   const migrations = readMigrationFiles({ migrationsFolder });
   if (layout === 'partitioned') {
     for (const migration of migrations) migration.sql = migration.sql.flatMap(partitionedStatements);
   }
-  const migrator = db as DrizzleMigrator;
-  await migrator.dialect.migrate(migrations, migrator.session, { migrationsFolder });
+  // Any database's session (its schema typing aside) runs the migration statements alike.
+  const session = db._.session as Parameters<PgDialect['migrate']>[1];
+  await new PgDialect().migrate(migrations, session, { migrationsFolder });
 }

@@ -1,6 +1,7 @@
 import { type ChainingProgress, chainOlderLedgers } from './chain-migration';
 import { type DatabaseHandle, type OpenOptions, openDatabase, type Readiness } from './database';
 import type { MigrateOptions } from './layout';
+import { WrittenRecords } from './storage/written-records';
 import { Stores } from './stores';
 
 const UNIQUE_VIOLATION = '23505';
@@ -108,12 +109,16 @@ export class Ledger {
     return false;
   }
 
-  /** `retry: false` for work that cannot run twice (a group commit answers its writes itself). */
+  /**
+   * One write transaction: its stores note the rows they insert (`Stores.written`), from which its
+   * commit is hashed. `retry: false` for work that cannot run twice (a group commit answers its
+   * writes itself).
+   */
   async transaction<T>(fn: (stores: Stores) => Promise<T>, options: { retry?: boolean } = {}): Promise<T> {
     const attempts = options.retry === false ? 1 : 2;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.handle.db.transaction((tx) => fn(new Stores(tx as never)));
+        return await this.handle.db.transaction((tx) => fn(new Stores(tx as never, undefined, new WrittenRecords())));
       } catch (error) {
         if (attempt >= attempts || !isRetryable(error)) throw error;
       }

@@ -13,12 +13,14 @@ import { MemoryStorage } from './storage/memory-storage';
 import { NamespaceStorage } from './storage/namespace-storage';
 import { ReceiptStorage } from './storage/receipt-storage';
 import { WebhookStorage } from './storage/webhook-storage';
+import type { WrittenRecords } from './storage/written-records';
 
 /**
  * Every storage class bound to one executor (the database or an open transaction). Point reads
  * (one row by id with the caller's standing) go to `pointReads`: on the database, connections of
  * their own on which the driver pipelines them (see `OpenOptions.pointReadConnections`); in a
- * transaction, the transaction itself.
+ * transaction, the transaction itself. A write transaction's stores note the rows they insert in
+ * `written`, from which its commit is hashed (`ChainStorage.seal`).
  */
 export class Stores {
   readonly directory: DirectoryStorage;
@@ -40,21 +42,22 @@ export class Stores {
   constructor(
     readonly db: Database,
     pointReads: Database = db,
+    readonly written: WrittenRecords | null = null,
   ) {
-    this.directory = new DirectoryStorage(db);
+    this.directory = new DirectoryStorage(db, written);
     this.memberships = new MembershipStorage(db);
     this.commits = new CommitStorage(db);
     this.idempotency = new IdempotencyStorage(db);
-    this.namespaces = new NamespaceStorage(db, pointReads);
-    this.evidence = new EvidenceStorage(db, pointReads);
-    this.memories = new MemoryStorage(db, pointReads);
-    this.receipts = new ReceiptStorage(db);
+    this.namespaces = new NamespaceStorage(db, pointReads, written);
+    this.evidence = new EvidenceStorage(db, pointReads, written);
+    this.memories = new MemoryStorage(db, pointReads, written);
+    this.receipts = new ReceiptStorage(db, written);
     this.indexState = new IndexStateStorage(db);
-    this.credentials = new CredentialStorage(db);
+    this.credentials = new CredentialStorage(db, written);
     this.exports = new ExportStorage(db);
 
-    this.webhooks = new WebhookStorage(db);
+    this.webhooks = new WebhookStorage(db, written);
     this.changes = new ChangeStorage(db);
-    this.chain = new ChainStorage(db);
+    this.chain = new ChainStorage(db, written);
   }
 }

@@ -3,14 +3,18 @@ import { inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledStatementRunner } from '../src/database';
 import { Ledger } from '../src/ledger';
-import { idempotencyRecords, workspaces } from '../src/schema';
+import type { RevisionRow } from '../src/rows';
+import { idempotencyRecords, revisions, workspaces } from '../src/schema';
 import { compiledFlushShapes, InsertCollector } from '../src/storage/insert-collector';
+import { revisionRow } from './rows';
 
 /**
- * A group commit's inserts are built by Drizzle once per shape and then sent as that text with
- * parameters encoded by the collector (on Postgres; PGlite always goes through Drizzle). Either
- * way the rows stored must be exactly the rows given: bytes of every string (U+0000 and astral
- * characters included), nulls, arrays and column defaults.
+ * A group commit's inserts are built by Drizzle once per shape, on rows of placeholders, and then
+ * sent as that text with the placeholders filled by the encoders Drizzle bound to them (on
+ * Postgres; PGlite always goes through Drizzle). Either way the rows stored must be exactly the
+ * rows given: bytes of every string (U+0000 and astral characters included), nulls, arrays and
+ * column defaults. These tests pin what the compiled path takes from Drizzle (its session's
+ * client, the encoders of its parameters): an upgrade that changes either fails them.
  */
 for (const driver of ['postgres', 'pglite'] as const) {
   describe(`group commit inserts, compiled once per shape (${driver})`, () => {
@@ -112,6 +116,38 @@ for (const driver of ['postgres', 'pglite'] as const) {
       expect(storedRecords.sort((a, b) => a.key.localeCompare(b.key))).toEqual(
         all.flatMap((batch) => batch.records.map((r) => ({ subjectIds: [], ...r }))),
       );
+    });
+
+    it('fills nulls and arrays of a shape compiled from other values exactly (nullable array columns too)', async () => {
+      const revision = (id: string, attested: boolean) =>
+        revisionRow('ws_nulls', id, {
+          text: `text of ${id} \u0000`,
+          validTo: attested ? 5.5 : null,
+          evidenceIds: attested ? ['ev_1', 'ev,2'] : [],
+          attestationEvidenceIds: attested ? ['ev_1', 'ev "3"'] : null,
+          attestationVerificationIds: attested ? [] : null,
+        });
+      const send = async (rows: RevisionRow[]) => {
+        const collector = new InsertCollector();
+        for (const row of rows) collector.add(revisions, row);
+        const before = statements.length;
+        await ledger.handle.db.transaction((tx) => collector.flush(tx as never, null));
+        return statements.slice(before);
+      };
+      const compiledBefore = compiledFlushShapes();
+      // The shape is compiled on the first batch (checked against Drizzle's own parameters) and
+      // reused for the second, whose nulls and arrays sit where the first had arrays and nulls.
+      const first = [revision('rev_n1', false), revision('rev_n2', true)];
+      const second = [revision('rev_n3', true), revision('rev_n4', false)];
+      const [firstText] = await send(first);
+      const [secondText] = await send(second);
+      expect(secondText).toBe(firstText);
+      expect(compiledFlushShapes() - compiledBefore).toBe(driver === 'postgres' ? 1 : 0);
+      const stored = await ledger.handle.db
+        .select()
+        .from(revisions)
+        .where(inArray(revisions.id, ['rev_n1', 'rev_n2', 'rev_n3', 'rev_n4']));
+      expect(stored.sort((a, b) => a.id.localeCompare(b.id))).toEqual([...first, ...second]);
     });
   });
 }

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase, testMigrateOptions } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../src/ledger';
-import type { RevisionRow } from '../src/storage/memory-storage';
+import type { RevisionRow } from '../src/rows';
 import type { StandingQuery } from '../src/storage/read-view';
 import { revisionRow } from './rows';
 

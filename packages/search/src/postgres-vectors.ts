@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
+import { LRUCache } from 'lru-cache';
 import type { CursorFence, SearchHit, SemanticQuery, VectorBatch, VectorMetadata } from './provider';
 import { list, rowsOf, sqlState } from './sql';
 
@@ -15,14 +16,16 @@ const packed = (vector: Float32Array): Buffer => {
   for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i] as number, i * 4);
   return bytes;
 };
+/** The float32 bytes of `packed` back into a vector (a copy: the driver's buffer is not kept). */
 const unpacked = (bytes: Uint8Array): Float32Array => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return Float32Array.from({ length: bytes.byteLength / 4 }, (_, i) => view.getFloat32(i * 4, true));
+  const vector = new Float32Array(bytes.byteLength / 4);
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
+  return vector;
 };
-const dotPacked = (bytes: Uint8Array, query: Float32Array): number => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+const dot = (a: Float32Array, b: Float32Array): number => {
   let sum = 0;
-  for (let i = 0; i < query.length; i++) sum += view.getFloat32(i * 4, true) * (query[i] as number);
+  for (let i = 0; i < b.length; i++) sum += (a[i] as number) * (b[i] as number);
   return sum;
 };
 /** Highest score first, ties by revision id. */
@@ -49,6 +52,13 @@ export interface VectorStoreOptions {
   store?: 'auto' | 'exact';
   /** Exact store: rows rescored exactly per query, at least (default 400, or 10 × limit + offset). */
   rescoreCandidates?: number;
+  /**
+   * Exact store: bytes of decoded vectors kept in this process (default 64 MiB, about 32,000
+   * vectors of 512 dimensions; 0 keeps none). A revision's vector under one model never changes,
+   * so a kept one is as good as a read: each search then reads only the candidates' ids, where
+   * reading their vectors (2 KiB each, sent as hex text) cost most of a hybrid recall's CPU.
+   */
+  vectorCacheBytes?: number;
   /**
    * pgvector: build an HNSW index per model (default true). Off on the embedded PGlite ledger:
    * its one connection runs every statement in turn, so an HNSW insert (19 ms of wasm a vector,
@@ -129,11 +139,16 @@ const FILL_STEP_ROWS = 200;
 export class PostgresVectorStore {
   private seen: VectorStoreKind | null = null;
   private readonly indexedModels = new Set<string>();
+  /** Exact store: decoded vectors by workspace, model and revision (`vectorCacheBytes`). */
+  private readonly decoded: LRUCache<string, Float32Array> | null;
 
   constructor(
     private readonly db: Database,
     private readonly options: VectorStoreOptions = {},
-  ) {}
+  ) {
+    const maxSize = options.vectorCacheBytes ?? 64 * 1024 * 1024;
+    this.decoded = maxSize > 0 ? new LRUCache({ maxSize, sizeCalculation: (vector) => vector.byteLength }) : null;
+  }
 
   /** The store this instance last saw in the catalog (null before it looked). */
   get kind(): VectorStoreKind | null {
@@ -412,15 +427,10 @@ export class PostgresVectorStore {
            where ${filters}`),
       );
     } else {
-      rows = rowsOf<{ revision_id: string; memory_id: string; embedding: Uint8Array }>(
-        await this.db.execute(
-          sql`select revision_id, memory_id, embedding::bytea as embedding from search.vectors where ${filters}`,
-        ),
-      ).map((r) => ({
-        revision_id: r.revision_id,
-        memory_id: r.memory_id,
-        score: dotPacked(r.embedding, query.vector),
-      }));
+      const found = rowsOf<{ revision_id: string; memory_id: string }>(
+        await this.db.execute(sql`select revision_id, memory_id from search.vectors where ${filters}`),
+      );
+      rows = await this.scoredExactly(query, found);
     }
     return rows
       .map((r) => ({ ...r, score: Number(r.score) }))
@@ -452,14 +462,45 @@ export class PostgresVectorStore {
 
   private async searchExact(query: SemanticQuery, filters: SQL, wanted: number) {
     const candidates = Math.max(this.options.rescoreCandidates ?? 400, 10 * wanted);
-    const result = await this.db.execute(sql`
-      select revision_id, memory_id, embedding::bytea as embedding from search.vectors
-       where ${filters}
-       order by bit_count(bits # ${signBits(query.vector)}::varbit), revision_id
-       limit ${candidates}`);
-    return rowsOf<{ revision_id: string; memory_id: string; embedding: Uint8Array }>(result)
-      .map((r) => ({ revision_id: r.revision_id, memory_id: r.memory_id, score: dotPacked(r.embedding, query.vector) }))
-      .sort(bestFirst)
-      .slice(query.offset, query.offset + query.limit);
+    const found = rowsOf<{ revision_id: string; memory_id: string }>(
+      await this.db.execute(sql`
+        select revision_id, memory_id from search.vectors
+         where ${filters}
+         order by bit_count(bits # ${signBits(query.vector)}::varbit), revision_id
+         limit ${candidates}`),
+    );
+    return (await this.scoredExactly(query, found)).sort(bestFirst).slice(query.offset, query.offset + query.limit);
+  }
+
+  /**
+   * The exact cosine of each found revision, from the kept vectors and one read of the rest. A
+   * vector deleted between the two reads (a purge) drops its revision, as if not found.
+   */
+  private async scoredExactly(query: SemanticQuery, found: readonly { revision_id: string; memory_id: string }[]) {
+    const keyOf = (revisionId: string) => `${query.workspaceId}\u0000${query.model}\u0000${revisionId}`;
+    const vectors = new Map<string, Float32Array>();
+    const missing: string[] = [];
+    for (const { revision_id } of found) {
+      const kept = this.decoded?.get(keyOf(revision_id));
+      if (kept) vectors.set(revision_id, kept);
+      else missing.push(revision_id);
+    }
+    if (missing.length > 0) {
+      const read = rowsOf<{ revision_id: string; embedding: Uint8Array }>(
+        await this.db.execute(sql`
+          select revision_id, embedding::bytea as embedding from search.vectors
+           where workspace_id = ${query.workspaceId} and model = ${literal(query.model)}
+             and revision_id in (${list(missing)})`),
+      );
+      for (const { revision_id, embedding } of read) {
+        const vector = unpacked(embedding);
+        vectors.set(revision_id, vector);
+        this.decoded?.set(keyOf(revision_id), vector);
+      }
+    }
+    return found.flatMap(({ revision_id, memory_id }) => {
+      const vector = vectors.get(revision_id);
+      return vector ? [{ revision_id, memory_id, score: dot(vector, query.vector) }] : [];
+    });
   }
 }

@@ -127,6 +127,47 @@ describe.each(subjects)('postgres vector store on $name', (subject) => {
     expect(hits.length).toBe(Math.min(20, expectedCount));
   });
 
+  it('answers alike from vectors kept in the process and from reads, and never keeps one that is gone', async () => {
+    const q = query(91, { limit: 30 });
+    const first = await provider.searchSemantic(q);
+    const again = await provider.searchSemantic(q);
+    expect(again).toEqual(first);
+    if (subject.name === 'Postgres') {
+      // Another store on the same database (PGlite's `memory://` would be a new one) keeps no
+      // vector yet: its answer comes from reads alone.
+      const { provider: cold, close: closeCold } = await subject.open('auto');
+      try {
+        await cold.prepare();
+        expect(await cold.searchSemantic({ ...q })).toEqual(first);
+      } finally {
+        await closeCold();
+      }
+    }
+    const gone = first.slice(0, 3).map((h) => h.revisionId);
+    await provider.applyVectors('ws_a', {
+      model: MODEL,
+      dimensions: DIMENSIONS,
+      upserts: [],
+      updates: [],
+      deletes: gone,
+    });
+    const after = await provider.searchSemantic(q);
+    expect(after.map((h) => h.revisionId)).toEqual(
+      first
+        .map((h) => h.revisionId)
+        .filter((id) => !gone.includes(id))
+        .concat(after.slice(27).map((h) => h.revisionId)),
+    );
+    // Put back for the cases that follow.
+    await provider.applyVectors('ws_a', {
+      model: MODEL,
+      dimensions: DIMENSIONS,
+      upserts: docs.filter((d) => gone.includes(d.revisionId)),
+      updates: [],
+      deletes: [],
+    });
+  });
+
   it('never compares vectors of another model', async () => {
     expect(await provider.searchSemantic(query(42, { model: 'test:other@64' }))).toEqual([]);
   });

@@ -9,7 +9,7 @@ import {
   verifyExportLines,
   verifyWorkspaceChain,
 } from '@tms/ledger';
-import { type ApiClient, sha256Hex } from '@tms/testkit';
+import { type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Harness, startHarness } from './harness';
@@ -111,6 +111,33 @@ describe.each(DRIVERS)('ledger hash chain (%s)', (driver) => {
     expect(await verify(ledger, ws, 7)).toEqual(verdict);
     const commits = await ledger.stores.chain.commits(ws, 1, 11, 100);
     expect(commits.every((c) => /^[0-9a-f]{64}$/.test(c.chainHash ?? ''))).toBe(true);
+  });
+
+  it('writes of every other kind are chained from the rows they inserted, and the stored rows give the same hashes', async () => {
+    const { ws, api, ns } = await populated(h);
+    const ok = async (res: Promise<CallResult>) => {
+      const done = await res;
+      expect(done.status, done.text).toBe(200);
+      return done.body as Record<string, { id: string }>;
+    };
+    // After the 11 commits of `populated`: 9 more, each alone (none of them is group-committed).
+    const installation = (await ok(api.post('/v1/installations', { name: 'crm' }))).installation as { id: string };
+    const credentials = [
+      { kind: 'installation', product_installation_id: installation.id, name: 'reader', capabilities: ['read'] },
+      { kind: 'service_key', name: 'ops', capabilities: ['read'], namespace_ids: [ns.id], expires_at: 4102444800 },
+    ];
+    for (const body of credentials) {
+      const credential = (await ok(api.post('/v1/credentials', body))).credential as { id: string };
+      await ok(api.post(`/v1/credentials/${credential.id}/revoke`, {}));
+    }
+    const hook = (await ok(api.post('/v1/webhooks', { url: 'https://hooks.example.com/chain', namespace_id: ns.id })))
+      .webhook as { id: string };
+    await ok(api.delete(`/v1/webhooks/${hook.id}`));
+    await ok(api.post(`/v1/installations/${installation.id}/revoke`, {}));
+    await ok(api.post('/v1/namespaces', { parent_id: ns.id, name: 'child' }));
+    const head = await ledger.stores.chain.head(ws);
+    expect(head?.sequence).toBe(20);
+    expect(await verify(ledger, ws)).toEqual({ intact: true, sequence: 20, chainHash: head?.chainHash });
   });
 
   it('one byte of a revision text, an excerpt, a verdict or a recorded_at names exactly the commit that wrote it', async () => {

@@ -10,9 +10,10 @@ import {
   nextChainHash,
   type RecordSources,
   recordKindOf,
+  recordsOfKind,
 } from '../chain';
 import type { Database } from '../database';
-import { rowsOf } from '../rows';
+import { type CommitRow, rowsOf } from '../rows';
 import {
   commits,
   credentials,
@@ -27,7 +28,7 @@ import {
   workspaceHeads,
   workspaces,
 } from '../schema';
-import type { CommitRow } from './commit-storage';
+import type { WrittenRecords } from './written-records';
 
 /** Ids as one text parameter, so that every batch runs the same statement text (ids hold no comma). */
 const idIn = (column: AnyPgColumn, ids: readonly string[]) =>
@@ -58,7 +59,11 @@ export interface RecordInterval {
 
 /** Reads and writes of the hash chain (docs/ledger-proofs.md); the arithmetic is in `../chain`. */
 export class ChainStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The rows this transaction wrote (`Stores`): a commit is hashed from them, not from a read-back. */
+    private readonly written: WrittenRecords | null = null,
+  ) {}
 
   /** The head with its chain hash: the last commit's (genesis before any; null while unchained). */
   async head(workspaceId: string): Promise<ChainHead | null> {
@@ -94,14 +99,19 @@ export class ChainStorage {
     return rows[0] ?? null;
   }
 
-  /** The rows these subject ids name, read by primary key (one statement per kind present). */
-  async sources(workspaceId: string, subjectIds: readonly string[]): Promise<RecordSources> {
+  /**
+   * The rows these subject ids name: those in `known` (rows this transaction wrote) as they are,
+   * the others read by primary key (one statement per kind present).
+   */
+  async sources(workspaceId: string, subjectIds: readonly string[], known?: RecordSources): Promise<RecordSources> {
     const sources = emptySources();
     const byKind = new Map<string, string[]>();
     for (const id of new Set(subjectIds)) {
       const kind = recordKindOf(id);
       if (kind === null) continue;
-      byKind.set(kind, [...(byKind.get(kind) ?? []), id]);
+      const row = known && recordsOfKind(known, kind).get(id);
+      if (row) recordsOfKind(sources, kind).set(id, row);
+      else byKind.set(kind, [...(byKind.get(kind) ?? []), id]);
     }
     const ofWorkspace = <T extends { workspaceId: AnyPgColumn; id: AnyPgColumn }>(table: T, ids: string[]) =>
       and(eq(table.workspaceId, workspaceId), idIn(table.id, ids));
@@ -181,14 +191,15 @@ export class ChainStorage {
 
   /**
    * Chain a commit written by a transaction of its own, once its rows are written: its digest
-   * comes from the rows as stored. `previous` is the chain hash of the commit before, read when
-   * the sequence was allocated (null: the workspace is not chained yet, and `svc migrate` chains
-   * the commit later).
+   * comes from the row objects this transaction inserted (the ones the insert sent), and from
+   * the ledger for rows it names without writing them (an earlier write's). `previous` is the
+   * chain hash of the commit before, read when the sequence was allocated (null: the workspace
+   * is not chained yet, and `svc migrate` chains the commit later).
    */
   async seal(commit: Omit<ChainedCommit, 'chainHash'>, previous: string | null): Promise<string | null> {
     if (previous === null || !CHAINING) return null;
-    const [input] = await this.digestInputs(commit.workspaceId, [{ ...commit, chainHash: null }]);
-    const chainHash = nextChainHash(previous, commitDigest(input as CommitDigestInput));
+    const sources = await this.sources(commit.workspaceId, commit.subjectIds, this.written?.sources);
+    const chainHash = nextChainHash(previous, commitDigest(digestInputOf(commit, sources)));
     await this.db
       .update(commits)
       .set({ chainHash })
@@ -265,6 +276,23 @@ export class ChainStorage {
       )
       .where(isNull(commits.chainHash))
       .orderBy(asc(workspaceHeads.workspaceId));
+  }
+
+  /**
+   * Where chaining a workspace stands: the last commit of its chained prefix and that commit's
+   * chain hash (sequence 0 and the genesis hash when commit 1 is not chained yet). Commits are
+   * chained in order, so the commits after it are the ones left to chain.
+   */
+  async chainedPrefix(workspaceId: string): Promise<{ sequence: number; chainHash: string }> {
+    const [firstUnchained] = await this.db
+      .select({ sequence: commits.sequence })
+      .from(commits)
+      .where(and(eq(commits.workspaceId, workspaceId), isNull(commits.chainHash)))
+      .orderBy(asc(commits.sequence))
+      .limit(1);
+    const sequence = (firstUnchained?.sequence ?? 1) - 1;
+    const chainHash = sequence > 0 ? (await this.commit(workspaceId, sequence))?.chainHash : null;
+    return chainHash ? { sequence, chainHash } : { sequence: 0, chainHash: GENESIS_CHAIN_HASH };
   }
 
   /** Store chain hashes computed by the migration (one statement for the batch). */

@@ -1,8 +1,7 @@
 import { CHANGE_SUBJECT_TYPES, type ChangeSubjectType } from '@tms/catalog';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { rowsOf } from '../rows';
-import type { Visibility } from './namespace-storage';
+import { rowsOf, type Visibility } from '../rows';
 
 /** What a change names (decisions §10; the catalog holds the list). */
 export const SUBJECT_TYPES = CHANGE_SUBJECT_TYPES;

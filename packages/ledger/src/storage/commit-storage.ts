@@ -2,13 +2,11 @@ import { and, asc, eq, fillPlaceholders, gt, type SQL, type SQLWrapper, sql } fr
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { CHAINING, GENESIS_CHAIN_HASH } from '../chain';
 import { compiledStatementRunner, type Database } from '../database';
-import { rowsOf } from '../rows';
+import { type CommitRow, rowsOf } from '../rows';
 import { commits, workspaceHeads } from '../schema';
 
 /** The channel a write notifies, with its workspace id as payload. */
 export const COMMIT_CHANNEL = 'tms_commits';
-
-export type CommitRow = typeof commits.$inferSelect;
 
 export interface CommitStamp {
   sequence: number;
@@ -20,9 +18,13 @@ export interface AllocatedStamp extends CommitStamp {
   previousChainHash: string | null;
 }
 
-/** The statement that wakes indexers of a workspace (delivered when the transaction commits). */
-export function notification(workspaceId: string): SQL {
-  return sql`select pg_notify(${COMMIT_CHANNEL}, ${workspaceId})`;
+/**
+ * The statement that wakes indexers of a workspace (delivered when the transaction commits).
+ * The channel is part of the text, so that the workspace is its one parameter (a group commit's
+ * compiled flush fills it as a placeholder).
+ */
+export function notification(workspaceId: SQLWrapper | string): SQL {
+  return sql`select pg_notify(${sql.raw(`'${COMMIT_CHANNEL}'`)}, ${workspaceId})`;
 }
 
 /**
@@ -113,7 +115,7 @@ export class CommitStorage {
   /** Record a commit and wake indexers (NOTIFY is delivered when the transaction commits). */
   async insert(row: typeof commits.$inferInsert): Promise<void> {
     await this.db.insert(commits).values(row);
-    await this.db.execute(sql`select pg_notify(${COMMIT_CHANNEL}, ${row.workspaceId})`);
+    await this.db.execute(notification(row.workspaceId));
   }
 
   /** Commits of a workspace after a sequence, in order. */

@@ -1,10 +1,8 @@
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { Database } from '../database';
-import { afterPosition } from '../rows';
+import { afterPosition, type CredentialRow, type InstallationRow } from '../rows';
 import { credentialDirectory, credentials, installations } from '../schema';
-
-export type InstallationRow = typeof installations.$inferSelect;
-export type CredentialRow = typeof credentials.$inferSelect;
+import type { WrittenRecords } from './written-records';
 
 /** A listing position: (created_at, id). */
 export interface ListPosition {
@@ -14,10 +12,15 @@ export interface ListPosition {
 
 /** Product installations and the opaque credentials issued for them and as service keys. */
 export class CredentialStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The rows this transaction writes, for its commit's chain hash (`Stores`); none outside a write transaction. */
+    private readonly written: WrittenRecords | null = null,
+  ) {}
 
   async insertInstallation(row: InstallationRow): Promise<void> {
     await this.db.insert(installations).values(row);
+    this.written?.note(installations, row);
   }
 
   async getInstallation(workspaceId: string, id: string): Promise<InstallationRow | null> {
@@ -66,6 +69,7 @@ export class CredentialStorage {
   /** The credential and its directory entry (one workspace's row plus a reference row). */
   async insertCredential(row: CredentialRow): Promise<void> {
     await this.db.insert(credentials).values(row);
+    this.written?.note(credentials, row);
     await this.db.insert(credentialDirectory).values({ id: row.id, workspaceId: row.workspaceId });
   }
 

@@ -1,15 +1,17 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { newId } from '../ids';
-import { afterPosition } from '../rows';
+import { type ActorRow, afterPosition, type WorkspaceRow } from '../rows';
 import { actors, enrollments, membershipDirectory, serviceSettings, workspaces } from '../schema';
-
-export type ActorRow = typeof actors.$inferSelect;
-export type WorkspaceRow = typeof workspaces.$inferSelect;
+import type { WrittenRecords } from './written-records';
 
 /** Directory tables: actors, pilot enrollment, workspaces and service settings. */
 export class DirectoryStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The rows this transaction writes, for its commit's chain hash (`Stores`); none outside a write transaction. */
+    private readonly written: WrittenRecords | null = null,
+  ) {}
 
   async findActor(issuer: string, subject: string): Promise<ActorRow | null> {
     const rows = await this.db
@@ -66,6 +68,7 @@ export class DirectoryStorage {
 
   async insertWorkspace(row: WorkspaceRow): Promise<void> {
     await this.db.insert(workspaces).values(row);
+    this.written?.note(workspaces, row);
   }
 
   async getWorkspace(id: string): Promise<WorkspaceRow | null> {

@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableColumns, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
+import type { EvidenceRow, NamespaceRow, VerificationRow } from '../rows';
 import { evidence, namespaces, verifications } from '../schema';
-import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRow,
   decodeJsonRows,
@@ -13,9 +13,7 @@ import {
   selectShapedDocument,
   standingMembers,
 } from './read-view';
-
-export type EvidenceRow = typeof evidence.$inferSelect;
-export type VerificationRow = typeof verifications.$inferSelect;
+import type { WrittenRecords } from './written-records';
 
 /** `evidence.get` in one statement: standing, head, the evidence, its namespace and a verification page. */
 export interface EvidenceReadView {
@@ -31,6 +29,8 @@ export class EvidenceStorage {
     private readonly db: Database,
     /** Where the one-statement views run (`Stores`): the database's point-read connections or the transaction. */
     private readonly pointReads: Database = db,
+    /** The rows this transaction writes, for its commit's chain hash (`Stores`); none outside a write transaction. */
+    private readonly written: WrittenRecords | null = null,
   ) {}
 
   async get(workspaceId: string, id: string): Promise<EvidenceRow | null> {
@@ -135,10 +135,12 @@ export class EvidenceStorage {
 
   async insert(row: EvidenceRow): Promise<void> {
     await this.db.insert(evidence).values(row);
+    this.written?.note(evidence, row);
   }
 
   async insertVerification(row: VerificationRow): Promise<void> {
     await this.db.insert(verifications).values(row);
+    this.written?.note(verifications, row);
   }
 
   /** Verifications of one evidence item recorded by `knownAt`, oldest first, after a cursor. */

@@ -1,12 +1,16 @@
 import { and, asc, eq, gt, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database } from '../database';
+import type {
+  CommitRow,
+  DeletionReceiptRow,
+  EvidenceRow,
+  MemoryRow,
+  NamespaceRow,
+  RevisionRow,
+  VerificationRow,
+} from '../rows';
 import { commits, deletionReceipts, evidence, memories, namespaces, revisions, verifications } from '../schema';
-import type { CommitRow } from './commit-storage';
-import type { EvidenceRow, VerificationRow } from './evidence-storage';
-import type { MemoryRow, RevisionRow } from './memory-storage';
-import type { NamespaceRow } from './namespace-storage';
-import type { DeletionReceiptRow } from './receipt-storage';
 
 /** Where an export reads: one workspace, optionally one namespace's subtree, up to a head. */
 export interface ExportScope {

@@ -1,8 +1,7 @@
 import { and, arrayOverlaps, eq, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { rowsOf } from '../rows';
+import { type IdempotencyRecord, type NamespaceRow, rowsOf } from '../rows';
 import { directoryIdempotencyRecords, idempotencyKeyDirectory, idempotencyRecords, namespaces } from '../schema';
-import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRow,
   decodeJsonRows,
@@ -14,8 +13,6 @@ import {
   selectShapedDocument,
   standingMembers,
 } from './read-view';
-
-export type IdempotencyRecord = typeof idempotencyRecords.$inferSelect;
 
 /**
  * Where a principal's idempotency keys live (decisions §8 scopes a key to the principal):

@@ -1,11 +1,22 @@
-import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
-import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
-import { CHAINING, commitDigest, digestInputOf, emptySources, nextChainHash } from '../chain';
+import {
+  type DriverValueEncoder,
+  getTableColumns,
+  getTableName,
+  is,
+  Param,
+  Placeholder,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
+import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+import { CHAINING, commitDigest, digestInputOf, nextChainHash } from '../chain';
 import { compiledStatementRunner, type Database } from '../database';
+import type { IdempotencyRecord, MemoryRow, RevisionRow } from '../rows';
 import { commits, idempotencyKeyDirectory, idempotencyRecords, memories, revisions } from '../schema';
 import { type CommitStamp, notification } from './commit-storage';
-import { type IdempotencyRecord, type KeyScope, keyDirectoryRow } from './idempotency-storage';
-import { type MemoryRow, MemoryStorage, type RevisionRow } from './memory-storage';
+import { type KeyScope, keyDirectoryRow } from './idempotency-storage';
+import { MemoryStorage } from './memory-storage';
+import { WrittenRecords } from './written-records';
 
 /**
  * Rows a group commit writes, gathered while its writes finish and then sent as one multi-row
@@ -14,11 +25,14 @@ import { type MemoryRow, MemoryStorage, type RevisionRow } from './memory-storag
  */
 export class InsertCollector {
   private readonly rows = new Map<PgTable, object[]>();
+  /** The collected rows by kind: the batch's commits are hashed from the objects the flush sends. */
+  private readonly written = new WrittenRecords();
 
   add(table: PgTable, row: object): void {
     const list = this.rows.get(table);
     if (list) list.push(row);
     else this.rows.set(table, [row]);
+    this.written.note(table, row);
   }
 
   commit(row: typeof commits.$inferInsert): void {
@@ -38,18 +52,16 @@ export class InsertCollector {
   /**
    * Chain the collected commits in sequence order from `previous` (the chain hash of the commit
    * before, read when the batch allocated; null: the workspace is not chained yet and `svc migrate`
-   * chains it). Their digests come from the collected rows, so chaining costs no statement: the
-   * commit rows carry their chain hashes into the flush, and the last is the chain's new head.
+   * chains it). Their digests come from the collected rows, the objects the flush inserts, so
+   * chaining costs no statement: the commit rows carry their chain hashes into the flush, and the
+   * last is the chain's new head.
    */
   chain(previous: string | null): void {
     const collected = (this.rows.get(commits) ?? []) as (typeof commits.$inferInsert)[];
     if (previous === null || collected.length === 0 || !CHAINING) return;
-    const sources = emptySources();
-    for (const row of (this.rows.get(memories) ?? []) as MemoryRow[]) sources.memories.set(row.id, row);
-    for (const row of (this.rows.get(revisions) ?? []) as RevisionRow[]) sources.revisions.set(row.id, row);
     let hash = previous;
     for (const row of [...collected].sort((a, b) => a.sequence - b.sequence)) {
-      const input = digestInputOf(row, sources);
+      const input = digestInputOf(row, this.written.sources);
       // Only writes whose rows the batch collects are grouped; any other would be chained wrong.
       if (input.records.some((record) => record.missing)) {
         throw new Error(`grouped commit ${row.sequence} names a row the batch did not collect`);
@@ -74,21 +86,21 @@ export class InsertCollector {
       return;
     }
     const key = flushShapeKey(batch, notifyWorkspaceId !== null);
-    const params = flushParameters(batch, notifyWorkspaceId);
-    let text = flushTexts.get(key);
-    if (text === undefined) {
-      // Once per shape: the text is Drizzle's, and the parameters computed here must be exactly
-      // the ones it sends, or the shape is built by Drizzle every time.
-      const query = dialect.sqlToQuery(build());
-      text = sameParameters(query.params, params) ? query.sql : null;
-      if (flushTexts.size < MAX_FLUSH_SHAPES) flushTexts.set(key, text);
+    let compiled = flushTexts.get(key);
+    if (compiled === undefined) {
+      compiled = compileFlush(db, batch, notifyWorkspaceId);
+      if (flushTexts.size < MAX_FLUSH_SHAPES) flushTexts.set(key, compiled);
     }
-    if (text === null) await db.execute(build());
-    else await run(text, params);
+    if (compiled === null) await db.execute(build());
+    else await run(compiled.sql, compiled.parameters(flushValues(batch, notifyWorkspaceId)));
   }
 }
 
-function flushStatement(db: Database, batch: [PgTable, object[]][], notifyWorkspaceId: string | null): SQL {
+function flushStatement(
+  db: Database,
+  batch: [PgTable, object[]][],
+  notifyWorkspaceId: string | Placeholder | null,
+): SQL {
   const final = notifyWorkspaceId === null ? sql`select 1` : notification(notifyWorkspaceId);
   const parts = batch.map(([table, rows], i) => {
     const name = sql.identifier(`inserted_${i}`);
@@ -100,43 +112,47 @@ function flushStatement(db: Database, batch: [PgTable, object[]][], notifyWorksp
 
 /*
  * A flush's statement text depends only on its tables, their order, how many rows each has and
- * which columns each row leaves to the default; Drizzle's insert builder (a tenth of a create's
- * CPU) then runs once per such shape, and later flushes of the shape send its text with
- * parameters encoded here column by column, as Drizzle encodes them.
+ * which columns each row leaves to the default. Drizzle's insert builder (a tenth of a create's
+ * CPU) then runs once per such shape, on rows of placeholders, and later flushes of the shape
+ * send its text with the placeholders filled: each value encoded by the encoder Drizzle bound to
+ * its parameter (its column), as Drizzle's own prepared statements fill theirs.
  */
 const dialect = new PgDialect();
-const flushTexts = new Map<string, string | null>();
+const flushTexts = new Map<string, CompiledFlush | null>();
 /** Shapes kept (batch sizes times tables); past this, Drizzle builds the statement. */
 const MAX_FLUSH_SHAPES = 1000;
+
+interface CompiledFlush {
+  sql: string;
+  /** The statement's parameters from the flush's values (`flushValues`, the placeholders' order). */
+  parameters(values: readonly unknown[]): unknown[];
+}
 
 /** Shapes whose text is reused (tests check that the compiled path is the one taken). */
 export function compiledFlushShapes(): number {
   let count = 0;
-  for (const text of flushTexts.values()) if (text !== null) count += 1;
+  for (const compiled of flushTexts.values()) if (compiled !== null) count += 1;
   return count;
 }
 
-/** The columns an insert names, in Drizzle's order. */
-const insertColumns = new WeakMap<PgTable, [string, PgColumn][]>();
-function columnsOf(table: PgTable): [string, PgColumn][] {
-  let columns = insertColumns.get(table);
-  if (!columns) {
-    // Drizzle leaves out generated columns (`shouldDisableInsert`, internal to it).
-    columns = Object.entries(getTableColumns(table)).filter(
-      ([, column]) => !(column as unknown as { shouldDisableInsert(): boolean }).shouldDisableInsert(),
-    );
-    insertColumns.set(table, columns);
+/** The keys of a table's columns, in Drizzle's order (the same for every row of the table). */
+const columnKeys = new WeakMap<PgTable, string[]>();
+function keysOf(table: PgTable): string[] {
+  let keys = columnKeys.get(table);
+  if (!keys) {
+    keys = Object.keys(getTableColumns(table));
+    columnKeys.set(table, keys);
   }
-  return columns;
+  return keys;
 }
 
 function flushShapeKey(batch: [PgTable, object[]][], notifies: boolean): string {
   const parts: string[] = [notifies ? 'notify' : 'quiet'];
   for (const [table, rows] of batch) {
-    const columns = columnsOf(table);
+    const keys = keysOf(table);
     const masks = rows.map((row) => {
       let mask = '';
-      for (const [key] of columns) mask += (row as Record<string, unknown>)[key] === undefined ? '0' : '1';
+      for (const key of keys) mask += (row as Record<string, unknown>)[key] === undefined ? '0' : '1';
       return mask;
     });
     parts.push(`${getTableName(table)}:${masks.join(';')}`);
@@ -144,20 +160,66 @@ function flushShapeKey(batch: [PgTable, object[]][], notifies: boolean): string 
   return parts.join('|');
 }
 
-function flushParameters(batch: [PgTable, object[]][], notifyWorkspaceId: string | null): unknown[] {
-  const params: unknown[] = [];
+/** The values a flush sends, in placeholder order: every column a row sets, then the NOTIFY's workspace. */
+function flushValues(batch: [PgTable, object[]][], notifyWorkspaceId: string | null): unknown[] {
+  const values: unknown[] = [];
   for (const [table, rows] of batch) {
-    const columns = columnsOf(table);
+    const keys = keysOf(table);
     for (const row of rows) {
-      for (const [key, column] of columns) {
+      for (const key of keys) {
         const value = (row as Record<string, unknown>)[key];
-        if (value === undefined) continue; // `default` in the text
-        params.push(value === null ? null : column.mapToDriverValue(value));
+        if (value !== undefined) values.push(value); // undefined: `default` in the text
       }
     }
   }
-  if (notifyWorkspaceId !== null) params.push(...dialect.sqlToQuery(notification(notifyWorkspaceId)).params);
-  return params;
+  if (notifyWorkspaceId !== null) values.push(notifyWorkspaceId);
+  return values;
+}
+
+/**
+ * The shape of this batch as Drizzle builds it on rows of placeholders (placeholder `n` stands
+ * for `flushValues(...)[n]`). Null, leaving the shape to Drizzle, when the text would carry a
+ * value that is not one of the placeholders (a default Drizzle computes, say), or when its
+ * parameters for this batch differ from those Drizzle builds for it.
+ */
+function compileFlush(
+  db: Database,
+  batch: [PgTable, object[]][],
+  notifyWorkspaceId: string | null,
+): CompiledFlush | null {
+  let next = 0;
+  const placeholders: [PgTable, object[]][] = batch.map(([table, rows]) => [
+    table,
+    rows.map((row) => {
+      const shaped: Record<string, unknown> = {};
+      for (const key of keysOf(table)) {
+        if ((row as Record<string, unknown>)[key] !== undefined) shaped[key] = sql.placeholder(String(next++));
+      }
+      return shaped;
+    }),
+  ]);
+  const notify = notifyWorkspaceId === null ? null : sql.placeholder(String(next++));
+  const query = dialect.sqlToQuery(flushStatement(db, placeholders, notify));
+  const fills: { index: number; encoder: DriverValueEncoder<unknown, unknown> | null }[] = [];
+  for (const param of query.params) {
+    if (is(param, Param) && is(param.value, Placeholder)) {
+      fills.push({ index: Number(param.value.name), encoder: param.encoder });
+    } else if (is(param, Placeholder)) {
+      fills.push({ index: Number(param.name), encoder: null });
+    } else return null;
+  }
+  const compiled: CompiledFlush = {
+    sql: query.sql,
+    // A null is sent as null, never through the column's encoder: as Drizzle sends a null value.
+    parameters: (values) =>
+      fills.map(({ index, encoder }) => {
+        const value = values[index];
+        return value === null || encoder === null ? value : encoder.mapToDriverValue(value);
+      }),
+  };
+  const built = dialect.sqlToQuery(flushStatement(db, batch, notifyWorkspaceId));
+  if (query.sql !== built.sql) return null;
+  return sameParameters(built.params, compiled.parameters(flushValues(batch, notifyWorkspaceId))) ? compiled : null;
 }
 
 function sameParameters(a: readonly unknown[], b: readonly unknown[]): boolean {

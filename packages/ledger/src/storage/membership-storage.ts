@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
+import type { NamespaceRow, Role } from '../rows';
 import { membershipDirectory, memberships, namespaces } from '../schema';
-import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRows,
   decodeStanding,
@@ -12,7 +12,6 @@ import {
   standingMembers,
 } from './read-view';
 
-export type Role = 'admin' | 'member';
 export interface MemberRow {
   actorId: string;
   role: Role;

@@ -1,7 +1,7 @@
 import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
+import type { MemoryRow, NamespaceRow, RevisionRow } from '../rows';
 import { memories, namespaces, revisions } from '../schema';
-import type { NamespaceRow } from './namespace-storage';
 import {
   decodeJsonRow,
   decodeStanding,
@@ -11,8 +11,7 @@ import {
   selectShapedDocument,
   standingMembers,
 } from './read-view';
-
-export type MemoryRow = typeof memories.$inferSelect;
+import type { WrittenRecords } from './written-records';
 
 /** Unpurged revisions current at `knownAt` (recorded, not yet superseded) and valid at `asOf`. */
 function visibleAt(asOf: number, knownAt: number) {
@@ -24,8 +23,6 @@ function visibleAt(asOf: number, knownAt: number) {
     or(isNull(revisions.validTo), gt(revisions.validTo, asOf)),
   );
 }
-export type RevisionRow = typeof revisions.$inferSelect;
-
 /** `memories.get` in one statement: standing, head, the memory, its namespace and its deciding revisions. */
 export interface MemoryReadView {
   standing: Standing;
@@ -77,6 +74,8 @@ export class MemoryStorage {
     private readonly db: Database,
     /** Where the one-statement views run (`Stores`): the database's point-read connections or the transaction. */
     private readonly pointReads: Database = db,
+    /** The rows this transaction writes, for its commit's chain hash (`Stores`); none outside a write transaction. */
+    private readonly written: WrittenRecords | null = null,
   ) {}
 
   async get(workspaceId: string, id: string): Promise<MemoryRow | null> {
@@ -144,6 +143,8 @@ export class MemoryStorage {
   async insert(memory: MemoryRow, revision: RevisionRow): Promise<void> {
     await this.db.insert(memories).values(memory);
     await this.db.insert(revisions).values(revision);
+    this.written?.note(memories, memory);
+    this.written?.note(revisions, revision);
   }
 
   async getRevisions(workspaceId: string, ids: readonly string[]): Promise<RevisionRow[]> {
@@ -180,6 +181,7 @@ export class MemoryStorage {
 
   async insertRevision(revision: RevisionRow, generation: number): Promise<void> {
     await this.db.insert(revisions).values(revision);
+    this.written?.note(revisions, revision);
     await this.db
       .update(memories)
       .set({ generation })

@@ -1,5 +1,6 @@
 import { and, arrayOverlaps, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
+import type { GrantRow, GrantTarget, NamespaceRow, Visibility } from '../rows';
 import { grants, namespaces } from '../schema';
 import {
   decodeJsonRow,
@@ -10,22 +11,15 @@ import {
   selectShapedDocument,
   standingMembers,
 } from './read-view';
-
-export type NamespaceRow = typeof namespaces.$inferSelect;
-export type GrantRow = typeof grants.$inferSelect;
-export interface GrantTarget {
-  kind: GrantRow['targetKind'];
-  id: string;
-}
-
-/** Which namespaces a listing may show: all of them, or those reachable through grants. */
-export type Visibility = 'all' | { direct: readonly string[]; subtreeRoots: readonly string[] };
+import type { WrittenRecords } from './written-records';
 
 export class NamespaceStorage {
   constructor(
     private readonly db: Database,
     /** Where the one-statement views run (`Stores`): the database's point-read connections or the transaction. */
     private readonly pointReads: Database = db,
+    /** The rows this transaction writes, for its commit's chain hash (`Stores`); none outside a write transaction. */
+    private readonly written: WrittenRecords | null = null,
   ) {}
 
   async get(workspaceId: string, id: string): Promise<NamespaceRow | null> {
@@ -67,6 +61,7 @@ export class NamespaceStorage {
 
   async insert(row: NamespaceRow): Promise<void> {
     await this.db.insert(namespaces).values(row);
+    this.written?.note(namespaces, row);
   }
 
   /** Rename: rewrite the path key of the namespace and of its whole subtree. */

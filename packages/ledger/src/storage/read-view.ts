@@ -1,11 +1,9 @@
 import { getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import { compiledStatementRunner, type Database } from '../database';
-import { rowsOf } from '../rows';
+import { type GrantRow, type GrantTarget, type NamespaceRow, type Role, rowsOf } from '../rows';
 import { grants, namespaces } from '../schema';
 import type { CommitStamp } from './commit-storage';
-import type { Role } from './membership-storage';
-import type { GrantRow, GrantTarget, NamespaceRow } from './namespace-storage';
 
 /**
  * One-statement reads: the caller's standing in a workspace, its head and a resource come back

@@ -1,10 +1,9 @@
 import { and, asc, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { afterPosition, rowsOf } from '../rows';
+import { afterPosition, rowsOf, type WebhookRow } from '../rows';
 import { webhooks, workspaceHeads } from '../schema';
 import type { ListPosition } from './credential-storage';
-
-export type WebhookRow = typeof webhooks.$inferSelect;
+import type { WrittenRecords } from './written-records';
 
 /** A webhook with changes it has not acknowledged yet, due for its next attempt. */
 export interface DueWebhook {
@@ -23,10 +22,15 @@ const isLive = and(isNull(webhooks.deletedAt), isNull(webhooks.disabledAt));
  * webhook (`claim` takes a lease), with the cursor advanced only from the sequence it started at.
  */
 export class WebhookStorage {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The rows this transaction writes, for its commit's chain hash (`Stores`); none outside a write transaction. */
+    private readonly written: WrittenRecords | null = null,
+  ) {}
 
-  async insert(row: typeof webhooks.$inferInsert): Promise<void> {
+  async insert(row: WebhookRow): Promise<void> {
     await this.db.insert(webhooks).values(row);
+    this.written?.note(webhooks, row);
   }
 
   async get(workspaceId: string, id: string): Promise<WebhookRow | null> {
