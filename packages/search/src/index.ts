@@ -1,3 +1,4 @@
+export { type ArmName, type BatchCounts, CursorRunner, type IndexingArm } from './cursor-runner';
 export {
   BUILTIN_DIMENSIONS,
   BUILTIN_MODEL,
@@ -20,7 +21,7 @@ export {
   type Rankings,
   RRF_K,
 } from './fusion';
-export { Indexer, type IndexerOptions } from './indexer';
+export { type BatchReport, Indexer, type IndexerOptions } from './indexer';
 export { type IndexArm, type IndexLagSummary, IndexLagWatch, indexArms, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
 export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';
@@ -29,7 +30,8 @@ export { NoSearchProvider } from './none-provider';
 export { PostgresSearchProvider } from './postgres-provider';
 export { PostgresVectorStore, type VectorStoreKind, type VectorStoreOptions } from './postgres-vectors';
 export {
-  queryTerms,
+  type CursorFence,
+  type DocumentBatch,
   type SearchDocument,
   type SearchHit,
   type SearchProvider,

@@ -1,5 +1,6 @@
 import type { IndexLag, Ledger } from '@tms/ledger';
 import { Gauge, type Registry } from 'prom-client';
+import type { ArmName } from './cursor-runner';
 import type { Embedder } from './embedders/embedder';
 import { semanticCursorName } from './provider';
 
@@ -8,7 +9,7 @@ import { semanticCursorName } from './provider';
  * name, the semantic arm's `semanticCursorName(provider, model)` (decisions §11).
  */
 export interface IndexArm {
-  arm: 'lexical' | 'semantic';
+  arm: ArmName;
   cursor: string;
 }
 

@@ -1,7 +1,7 @@
-import { Meilisearch, type Task } from 'meilisearch';
+import { type EnqueuedTask, Meilisearch, type Task } from 'meilisearch';
 import {
-  queryTerms,
-  type SearchDocument,
+  type CursorFence,
+  type DocumentBatch,
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
@@ -10,7 +10,7 @@ import {
   type VectorBatch,
   type VectorMetadata,
 } from './provider';
-import { STOP_WORD_LIST } from './text-analysis';
+import { analyseQuery, STOP_WORD_LIST } from './text-analysis';
 
 interface MeiliDocument {
   id: string;
@@ -135,27 +135,45 @@ export class MeilisearchProvider implements SearchProvider {
     });
   }
 
-  async apply(workspaceId: string, batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] }) {
-    await this.guard('apply', async () => {
-      if (batch.deletes.length) {
-        await this.settled(
-          this.index()
-            .deleteDocuments([...batch.deletes])
-            .waitTask({ timeout: this.timeoutMs }),
-        );
-      }
-      if (batch.upserts.length) {
-        const documents = batch.upserts.map(
-          (d): MeiliDocument => ({ ...metadataFields(workspaceId, d), text: d.text }),
-        );
-        // A partial update (not a replacement): the semantic arm's `_vectors` stay.
-        await this.settled(this.index().updateDocuments(documents).waitTask({ timeout: this.timeoutMs }));
+  /**
+   * Store a batch's tasks. Without a fence: enqueue them and wait. With one, they are enqueued
+   * inside the fence's short transaction and waited for once it has committed, holding no
+   * transaction; the cursor then advances (`confirm`). Meilisearch runs an index's tasks in the
+   * order they were enqueued, and a batch is enqueued only while the cursor still stands where
+   * it was planned: so the batches of a workspace land in cursor order even when two indexers
+   * race, and a batch planned from older rows never lands after a newer one.
+   */
+  private async stored(
+    what: string,
+    deletes: readonly string[],
+    documents: Partial<MeiliDocument>[],
+    fence?: CursorFence,
+  ): Promise<boolean> {
+    let tasks: EnqueuedTask[] = [];
+    const enqueue = async () => {
+      tasks = await this.guard(what, async () => [
+        ...(deletes.length ? [await this.index().deleteDocuments([...deletes])] : []),
+        // A partial update (not a replacement): each arm's fields stay when the other writes.
+        ...(documents.length ? [await this.index().updateDocuments(documents)] : []),
+      ]);
+    };
+    if (!fence) await enqueue();
+    else if (!(await fence.store(enqueue, 'confirm'))) return false;
+    await this.guard(what, async () => {
+      for (const task of tasks) {
+        await this.settled(this.client.tasks.waitForTask(task.taskUid, { timeout: this.timeoutMs }));
       }
     });
+    return fence ? fence.confirm() : true;
+  }
+
+  async apply(workspaceId: string, batch: DocumentBatch, fence?: CursorFence): Promise<boolean> {
+    const documents = batch.upserts.map((d): MeiliDocument => ({ ...metadataFields(workspaceId, d), text: d.text }));
+    return this.stored('apply', batch.deletes, documents, fence);
   }
 
   async search(query: SearchQuery): Promise<SearchHit[]> {
-    if (queryTerms(query.text).length === 0 || query.namespaceIds.length === 0 || query.revisionIds?.length === 0) {
+    if (analyseQuery(query.text).length === 0 || query.namespaceIds.length === 0 || query.revisionIds?.length === 0) {
       return [];
     }
     const filter = this.filterOf(query);
@@ -239,28 +257,17 @@ export class MeilisearchProvider implements SearchProvider {
     this.embedders.set(model, dimensions);
   }
 
-  async applyVectors(workspaceId: string, batch: VectorBatch): Promise<void> {
-    await this.guard('apply vectors', async () => {
-      await this.ensureEmbedder(batch.model, batch.dimensions);
-      const embedder = meiliEmbedderName(batch.model);
-      if (batch.deletes.length) {
-        await this.settled(
-          this.index()
-            .deleteDocuments([...batch.deletes])
-            .waitTask({ timeout: this.timeoutMs }),
-        );
-      }
-      const documents: Partial<MeiliDocument>[] = [
-        ...batch.updates.map((d) => metadataFields(workspaceId, d)),
-        ...batch.upserts.map((d) => ({
-          ...metadataFields(workspaceId, d),
-          _vectors: { [embedder]: Array.from(d.vector) },
-        })),
-      ];
-      if (documents.length) {
-        await this.settled(this.index().updateDocuments(documents).waitTask({ timeout: this.timeoutMs }));
-      }
-    });
+  async applyVectors(workspaceId: string, batch: VectorBatch, fence?: CursorFence): Promise<boolean> {
+    await this.guard('apply vectors', () => this.ensureEmbedder(batch.model, batch.dimensions));
+    const embedder = meiliEmbedderName(batch.model);
+    const documents: Partial<MeiliDocument>[] = [
+      ...batch.updates.map((d) => metadataFields(workspaceId, d)),
+      ...batch.upserts.map((d) => ({
+        ...metadataFields(workspaceId, d),
+        _vectors: { [embedder]: Array.from(d.vector) },
+      })),
+    ];
+    return this.stored('apply vectors', batch.deletes, documents, fence);
   }
 
   async vectorRevisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]> {

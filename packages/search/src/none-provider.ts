@@ -5,7 +5,7 @@ import { SearchUnavailableError } from './provider';
 export class NoSearchProvider implements SearchProvider {
   readonly name = 'none' as const;
   async prepare(): Promise<void> {}
-  async apply(): Promise<void> {
+  async apply(): Promise<boolean> {
     throw new SearchUnavailableError('indexing is disabled');
   }
   async search(): Promise<never> {
@@ -14,7 +14,7 @@ export class NoSearchProvider implements SearchProvider {
   async searchSemantic(): Promise<SearchHit[]> {
     throw new SearchUnavailableError('indexing is disabled');
   }
-  async applyVectors(): Promise<void> {
+  async applyVectors(): Promise<boolean> {
     throw new SearchUnavailableError('indexing is disabled');
   }
   async vectorRevisionIds(): Promise<string[]> {

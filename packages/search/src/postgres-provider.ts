@@ -3,6 +3,8 @@ import { type Database, Stores } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import { PostgresVectorStore, type VectorStoreOptions } from './postgres-vectors';
 import {
+  type CursorFence,
+  type DocumentBatch,
   type SearchDocument,
   type SearchHit,
   type SearchProvider,
@@ -11,16 +13,8 @@ import {
   type SemanticQuery,
   type VectorBatch,
 } from './provider';
-import { type AnalysedDocument, analyseDocument, analyseQuery } from './text-analysis';
-
-const rowsOf = <T>(result: unknown): T[] =>
-  Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
-
-const list = (values: readonly string[]): SQL =>
-  sql.join(
-    values.map((v) => sql`${v}`),
-    sql`, `,
-  );
+import { list, rowsOf } from './sql';
+import { analyseDocument, analyseQuery } from './text-analysis';
 
 /**
  * Version of the lexical index's tables (`search.documents`, `search.term_stats`,
@@ -57,6 +51,26 @@ const textArray = (terms: readonly string[]): string => `{${terms.map((t) => `"$
 /** A tsquery matching any of the terms. */
 const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
 
+/** A document as it is written: its distinct terms with their frequencies (aligned), its length and text digest. */
+interface AnalysedRow {
+  document: SearchDocument;
+  terms: string[];
+  frequencies: number[];
+  length: number;
+  key: string;
+}
+
+function analysedRow(document: SearchDocument): AnalysedRow {
+  const { termFrequencies, length } = analyseDocument(document.text);
+  return {
+    document,
+    terms: [...termFrequencies.keys()],
+    frequencies: [...termFrequencies.values()],
+    length,
+    key: contentKey(document.text),
+  };
+}
+
 /** What a batch adds to the statistics: per namespace documents and length, per namespace and term documents. */
 class StatisticsDelta {
   private readonly namespaces = new Map<
@@ -68,7 +82,7 @@ class StatisticsDelta {
     { workspace_id: string; namespace_id: string; term: string; documents: number }
   >();
 
-  add(document: SearchDocument, analysed: AnalysedDocument): void {
+  add({ document, terms, length }: AnalysedRow): void {
     const scope = `${document.workspaceId}\u001f${document.namespaceId}`;
     const namespace = this.namespaces.get(scope) ?? {
       workspace_id: document.workspaceId,
@@ -77,9 +91,9 @@ class StatisticsDelta {
       total_length: 0,
     };
     namespace.documents += 1;
-    namespace.total_length += analysed.length;
+    namespace.total_length += length;
     this.namespaces.set(scope, namespace);
-    for (const term of analysed.termFrequencies.keys()) {
+    for (const term of terms) {
       const key = `${scope}\u001f${term}`;
       const row = this.terms.get(key);
       if (row) row.documents += 1;
@@ -144,10 +158,11 @@ export class PostgresSearchProvider implements SearchProvider {
   }
 
   /**
-   * An older (or unrecorded) layout: wait for every indexer batch in flight to end (they hold
-   * their workspace's claim until their cursor has advanced), rebuild the tables empty, and send
-   * this provider's lexical cursors back to 0 while the claims are held, so no batch applied to
-   * the old tables can advance a cursor past documents the new tables lack.
+   * An older (or unrecorded) layout: wait for every indexer store in flight to end (a batch
+   * writes its documents and advances its cursor in one transaction holding the workspace's
+   * claim), rebuild the tables empty, and send this provider's lexical cursors back to 0 while
+   * the claims are held. A batch planned before and stored after finds its cursor moved (or, from
+   * 0, writes into the new tables), so no cursor passes documents the new tables lack.
    */
   private async rebuildLexicalTables(tx: Database): Promise<void> {
     const stores = new Stores(tx as never);
@@ -202,82 +217,89 @@ export class PostgresSearchProvider implements SearchProvider {
         on conflict (part) do update set version = excluded.version`);
   }
 
-  async apply(
+  /**
+   * The analysis (words, stems, text digests) runs first, outside any transaction; the writes
+   * then go into one transaction: the fence's, which also checks and advances the indexer's
+   * cursor (these tables live in the ledger's database), or a transaction of their own.
+   */
+  async apply(workspaceId: string, batch: DocumentBatch, fence?: CursorFence): Promise<boolean> {
+    const rows = batch.upserts.map(analysedRow);
+    const write = (db: Database) => this.write(db, workspaceId, batch.deletes, rows);
+    if (fence) return fence.store(write, 'advance');
+    await this.db.transaction((tx) => write(tx as never));
+    return true;
+  }
+
+  private async write(
+    tx: Database,
     workspaceId: string,
-    batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] },
+    deletes: readonly string[],
+    documents: readonly AnalysedRow[],
   ): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      if (batch.deletes.length) await this.remove(tx as never, workspaceId, batch.deletes);
-      const counts = new StatisticsDelta();
-      // 200 rows a statement keeps the parameter count far below Postgres' limit.
-      for (let i = 0; i < batch.upserts.length; i += 200) {
-        const chunk = batch.upserts.slice(i, i + 200).map((document) => ({
-          document,
-          analysed: analyseDocument(document.text),
-        }));
-        const rows = sql.join(
-          chunk.map(
-            ({ document: d, analysed }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId},
-              ${d.kind}, ${termVector(analysed.termFrequencies.keys())}::tsvector,
-              ${textArray([...analysed.termFrequencies.keys()])}::text[],
-              ${`{${[...analysed.termFrequencies.values()].join(',')}}`}::integer[], ${analysed.length}::integer,
-              ${contentKey(d.text)}, ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8,
-              ${d.recordedUntil}::float8)`,
+    if (deletes.length) await this.remove(tx, workspaceId, deletes);
+    const counts = new StatisticsDelta();
+    // 200 rows a statement keeps the parameter count far below Postgres' limit.
+    for (let i = 0; i < documents.length; i += 200) {
+      const chunk = documents.slice(i, i + 200);
+      const rows = sql.join(
+        chunk.map(
+          ({ document: d, terms, frequencies, length, key }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId},
+            ${d.namespaceId}, ${d.kind}, ${termVector(terms)}::tsvector, ${textArray(terms)}::text[],
+            ${`{${frequencies.join(',')}}`}::integer[], ${length}::integer, ${key}, ${d.validFrom}::float8,
+            ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
+        ),
+        sql`, `,
+      );
+      const inserted = new Set(
+        rowsOf<{ revision_id: string }>(
+          await tx.execute(sql`
+            insert into search.documents
+              (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, terms, frequencies, length, content_key,
+               valid_from, valid_to, recorded_at, recorded_until)
+            values ${rows}
+            on conflict (workspace_id, revision_id) do nothing
+            returning revision_id`),
+        ).map((r) => r.revision_id),
+      );
+      // New revisions are counted into the statistics; those already indexed keep their
+      // terms (a revision's text never changes) and only their temporal columns are updated.
+      for (const entry of chunk) if (inserted.has(entry.document.revisionId)) counts.add(entry);
+      const known = chunk.filter((entry) => !inserted.has(entry.document.revisionId));
+      if (known.length) {
+        const temporal = sql.join(
+          known.map(
+            ({ document: d }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.validFrom}::float8, ${d.validTo}::float8,
+              ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
           ),
           sql`, `,
         );
-        const inserted = new Set(
-          rowsOf<{ revision_id: string }>(
-            await tx.execute(sql`
-              insert into search.documents
-                (workspace_id, revision_id, memory_id, namespace_id, kind, tsv, terms, frequencies, length, content_key,
-                 valid_from, valid_to, recorded_at, recorded_until)
-              values ${rows}
-              on conflict (workspace_id, revision_id) do nothing
-              returning revision_id`),
-          ).map((r) => r.revision_id),
-        );
-        // New revisions are counted into the statistics; those already indexed keep their
-        // terms (a revision's text never changes) and only their temporal columns are updated.
-        for (const entry of chunk)
-          if (inserted.has(entry.document.revisionId)) counts.add(entry.document, entry.analysed);
-        const known = chunk.filter((entry) => !inserted.has(entry.document.revisionId));
-        if (known.length) {
-          const temporal = sql.join(
-            known.map(
-              ({ document: d }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.validFrom}::float8, ${d.validTo}::float8,
-                ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
-            ),
-            sql`, `,
-          );
-          await tx.execute(sql`
-            update search.documents d
-               set valid_from = v.valid_from, valid_to = v.valid_to,
-                   recorded_at = v.recorded_at, recorded_until = v.recorded_until
-              from (values ${temporal}) as v(workspace_id, revision_id, valid_from, valid_to, recorded_at, recorded_until)
-             where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
-        }
-      }
-      // The batch's statistics in one pass (a term shared by many documents is updated once),
-      // as JSON: one parameter whatever the number of rows.
-      const namespaces = counts.namespaceRows();
-      if (namespaces.length) {
         await tx.execute(sql`
-          insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
-          select * from jsonb_to_recordset(${JSON.stringify(namespaces)}::jsonb)
-            as r(workspace_id text, namespace_id text, documents integer, total_length bigint)
-          on conflict (workspace_id, namespace_id) do update
-            set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length`);
+          update search.documents d
+             set valid_from = v.valid_from, valid_to = v.valid_to,
+                 recorded_at = v.recorded_at, recorded_until = v.recorded_until
+            from (values ${temporal}) as v(workspace_id, revision_id, valid_from, valid_to, recorded_at, recorded_until)
+           where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
       }
-      const terms = counts.termRows();
-      for (let i = 0; i < terms.length; i += 5000) {
-        await tx.execute(sql`
-          insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
-          select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
-            as r(workspace_id text, namespace_id text, term text, documents integer)
-          on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
-      }
-    });
+    }
+    // The batch's statistics in one pass (a term shared by many documents is updated once),
+    // as JSON: one parameter whatever the number of rows.
+    const namespaces = counts.namespaceRows();
+    if (namespaces.length) {
+      await tx.execute(sql`
+        insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
+        select * from jsonb_to_recordset(${JSON.stringify(namespaces)}::jsonb)
+          as r(workspace_id text, namespace_id text, documents integer, total_length bigint)
+        on conflict (workspace_id, namespace_id) do update
+          set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length`);
+    }
+    const terms = counts.termRows();
+    for (let i = 0; i < terms.length; i += 5000) {
+      await tx.execute(sql`
+        insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
+        select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
+          as r(workspace_id text, namespace_id text, term text, documents integer)
+        on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
+    }
   }
 
   /** Delete documents and uncount their terms; a term no document holds any more leaves no row behind. */
@@ -391,8 +413,12 @@ export class PostgresSearchProvider implements SearchProvider {
     return this.vectors.search(query);
   }
 
-  applyVectors(workspaceId: string, batch: VectorBatch): Promise<void> {
-    return this.vectors.apply(workspaceId, batch);
+  applyVectors(workspaceId: string, batch: VectorBatch, fence?: CursorFence): Promise<boolean> {
+    return this.vectors.apply(workspaceId, batch, fence);
+  }
+
+  fillVectorStore(): Promise<number> {
+    return this.vectors.fill();
   }
 
   vectorRevisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]> {

@@ -2,16 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Database } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import { LRUCache } from 'lru-cache';
-import type { SearchHit, SemanticQuery, VectorBatch, VectorMetadata } from './provider';
-
-const rowsOf = <T>(result: unknown): T[] =>
-  Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
-
-const list = (values: readonly string[]): SQL =>
-  sql.join(
-    values.map((v) => sql`${v}`),
-    sql`, `,
-  );
+import type { CursorFence, SearchHit, SemanticQuery, VectorBatch, VectorMetadata } from './provider';
+import { list, rowsOf, sqlState } from './sql';
 
 /** A SQL string literal (standard_conforming_strings: only the quote needs doubling). */
 const literal = (value: string): SQL => sql.raw(`'${value.replaceAll("'", "''")}'`);
@@ -80,13 +72,72 @@ export interface VectorStoreOptions {
 type Executor = Pick<Database, 'execute'>;
 
 /**
+ * SQLSTATEs of a statement written for the other store: a cast that does not exist (42846), a
+ * value of the other type (42804), an operator missing for the column's type (42883), a column
+ * renamed away (42703), a prepared plan whose result type changed (0A000). Every statement names
+ * the column's type, so a process that last saw the other store fails loudly, never misreads.
+ */
+const OTHER_STORE = new Set(['42846', '42804', '42883', '42703', '0A000']);
+
+/** The store as the database's catalog records it: the `embedding` column's type, and whether a pgvector copy is being filled. */
+interface StoreState {
+  kind: VectorStoreKind;
+  /** An exact store whose vectors are being copied into `embedding_pgvector`, to become a pgvector store. */
+  filling: boolean;
+}
+
+async function readStore(db: Executor): Promise<StoreState | null> {
+  const row = rowsOf<{ type: string | null; filling: boolean }>(
+    await db.execute(sql`
+      select (select format_type(atttypid, atttypmod) from pg_attribute
+               where attrelid = to_regclass('search.vectors') and attname = 'embedding' and not attisdropped) as type,
+             exists (select 1 from pg_attribute
+                      where attrelid = to_regclass('search.vectors') and attname = 'embedding_pgvector'
+                        and not attisdropped) as filling`),
+  )[0];
+  if (!row?.type) return null;
+  return { kind: row.type === 'vector' ? 'pgvector' : 'exact', filling: row.filling === true };
+}
+
+/** Copy up to `limit` exact vectors not copied yet into the pgvector column (in key order); returns how many. */
+async function copyUnfilled(tx: Executor, limit: number, locking: 'for update skip locked' | ''): Promise<number> {
+  const rows = rowsOf<{ workspace_id: string; model: string; revision_id: string; embedding: Uint8Array }>(
+    await tx.execute(sql`
+      select workspace_id, model, revision_id, embedding::bytea as embedding from search.vectors
+       where embedding_pgvector is null
+       order by workspace_id, model, revision_id
+       limit ${limit} ${sql.raw(locking)}`),
+  );
+  if (rows.length === 0) return 0;
+  const values = sql.join(
+    rows.map((r) => sql`(${r.workspace_id}, ${r.model}, ${r.revision_id}, ${vectorText(unpacked(r.embedding))})`),
+    sql`, `,
+  );
+  await tx.execute(sql`
+    update search.vectors v set embedding_pgvector = u.embedding::vector
+      from (values ${values}) as u(workspace_id, model, revision_id, embedding)
+     where v.workspace_id = u.workspace_id and v.model = u.model and v.revision_id = u.revision_id`);
+  return rows.length;
+}
+
+/** Rows copied into the pgvector column per fill step (each carries its vector as text, a few kilobytes). */
+const FILL_STEP_ROWS = 200;
+
+/**
  * The semantic arm's vectors beside the lexical documents, in the `search` schema: one row per
  * (workspace, model, revision) with its own copy of the revision's filter columns. The copy
  * keeps the two arms independent: each advances on its own cursor, and a semantic search never
  * waits for or depends on the lexical index.
+ *
+ * Which store the table is lives in the catalog (the `embedding` column's type), where every
+ * process reads it. This instance keeps the last one it saw only as a hint that each statement
+ * checks (see `OTHER_STORE`): when another process has switched the store, the statement fails,
+ * and the store is read again and the work done again, once. A change of store (pgvector
+ * installed under an exact store) is filled in the background, not converted under a lock: see
+ * `fill`.
  */
 export class PostgresVectorStore {
-  private storeKind: VectorStoreKind | null = null;
+  private seen: VectorStoreKind | null = null;
   private readonly indexedModels = new Set<string>();
   /** Exact store: decoded vectors by workspace, model and revision (`vectorCacheBytes`). */
   private readonly decoded: LRUCache<string, Float32Array> | null;
@@ -99,9 +150,9 @@ export class PostgresVectorStore {
     this.decoded = maxSize > 0 ? new LRUCache({ maxSize, sizeCalculation: (vector) => vector.byteLength }) : null;
   }
 
-  /** Which store `prepare` settled on (null before it ran). */
+  /** The store this instance last saw in the catalog (null before it looked). */
   get kind(): VectorStoreKind | null {
-    return this.storeKind;
+    return this.seen;
   }
 
   /** Run inside the provider's preparation transaction, which holds the preparation lock. */
@@ -140,67 +191,96 @@ export class PostgresVectorStore {
     await tx.execute(
       sql`create index if not exists vectors_namespace on search.vectors (workspace_id, model, namespace_id)`,
     );
-    const column = rowsOf<{ type: string }>(
+    const store = (await readStore(tx)) as StoreState;
+    if (pgvector && store.kind === 'exact' && !store.filling) {
+      // pgvector installed after vectors were stored: add the pgvector column (a catalog change)
+      // and a partial index of the rows not copied yet (its build is the one pass over the table
+      // that holds writes back); the indexer fills the column in the background (`fill`) while
+      // the exact store goes on serving. Nothing is embedded again.
+      await tx.execute(sql`alter table search.vectors add column embedding_pgvector vector`);
       await tx.execute(sql`
-        select format_type(atttypid, atttypmod) as type from pg_attribute
-         where attrelid = 'search.vectors'::regclass and attname = 'embedding'`),
-    )[0]?.type;
-    if (pgvector && column === 'bytea') await this.convertToPgvector(tx);
-    this.storeKind = pgvector || column === 'vector' ? 'pgvector' : 'exact';
+        create index vectors_unfilled on search.vectors (workspace_id, model, revision_id)
+         where embedding_pgvector is null`);
+    }
+    this.saw(store.kind);
+    // A table dropped and created again has no per-model index: check them anew.
     this.indexedModels.clear();
   }
 
-  /** pgvector installed after vectors were stored: convert them in place (no re-embedding). */
-  private async convertToPgvector(tx: Pick<Database, 'execute'>): Promise<void> {
-    await tx.execute(sql`alter table search.vectors add column embedding_vector vector`);
-    for (;;) {
-      const rows = rowsOf<{ workspace_id: string; model: string; revision_id: string; embedding: Uint8Array }>(
-        await tx.execute(sql`
-          select workspace_id, model, revision_id, embedding from search.vectors
-           where embedding_vector is null limit 500`),
-      );
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        const bytes = row.embedding;
-        const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        const vector = Float32Array.from({ length: bytes.byteLength / 4 }, (_, i) => view.getFloat32(i * 4, true));
-        await tx.execute(sql`
-          update search.vectors set embedding_vector = ${vectorText(vector)}::vector
-           where workspace_id = ${row.workspace_id} and model = ${row.model} and revision_id = ${row.revision_id}`);
-      }
-    }
-    await tx.execute(sql`alter table search.vectors drop column embedding`);
-    await tx.execute(sql`alter table search.vectors rename column embedding_vector to embedding`);
-    await tx.execute(sql`alter table search.vectors alter column embedding set not null`);
-    await tx.execute(sql`update search.vectors set bits = null`);
+  /** Remember the store last seen; another store than before: its per-model indexes are checked anew. */
+  private saw(kind: VectorStoreKind | null): void {
+    if (kind !== this.seen) this.indexedModels.clear();
+    this.seen = kind;
+  }
+
+  /** The store as the catalog records it now (null: no table yet). */
+  private async look(): Promise<VectorStoreKind | null> {
+    const store = await readStore(this.db);
+    this.saw(store?.kind ?? null);
+    return this.seen;
   }
 
   /**
-   * The store in use: settled by `prepare`, or read from the table where another process
-   * prepared it (a gateway beside an external indexer); null while there is no table yet.
+   * Run `work` against the store last seen (looked up when none was); if a statement finds the
+   * other store (switched by another process since), look again and run it once more. `none`
+   * answers while there is no table.
    */
-  private async currentKind(): Promise<VectorStoreKind | null> {
-    if (this.storeKind) return this.storeKind;
-    const column = rowsOf<{ type: string | null }>(
-      await this.db.execute(sql`
-        select (select format_type(atttypid, atttypmod) from pg_attribute
-                 where attrelid = to_regclass('search.vectors') and attname = 'embedding') as type`),
-    )[0]?.type;
-    if (!column) return null;
-    this.storeKind = column === 'vector' ? 'pgvector' : 'exact';
-    return this.storeKind;
+  private async withStore<T>(work: (kind: VectorStoreKind) => Promise<T>, none: T): Promise<T> {
+    const kind = this.seen ?? (await this.look());
+    if (kind === null) return none;
+    try {
+      return await work(kind);
+    } catch (error) {
+      if (!OTHER_STORE.has(sqlState(error) ?? '')) throw error;
+      const now = await this.look();
+      if (now === null) return none;
+      return work(now);
+    }
   }
 
-  private async preparedKind(): Promise<VectorStoreKind> {
-    const kind = await this.currentKind();
-    if (!kind) throw new Error('the vector store is used before prepare()');
-    return kind;
+  /**
+   * One step of filling the pgvector copy of an exact store, in a short transaction: up to
+   * `FILL_STEP_ROWS` rows not copied yet (from the partial index, skipping rows another filler
+   * holds). When none is left, one short transaction switches the store: it locks the table,
+   * copies the rows a writer added since the last step, drops the exact column and renames the
+   * copy to `embedding`. Every process then finds the pgvector store at its next statement.
+   * Returns the rows copied (0: nothing to fill).
+   */
+  async fill(): Promise<number> {
+    if ((await readStore(this.db))?.filling !== true) return 0;
+    const copied = await this.db.transaction((tx) =>
+      copyUnfilled(tx as never, FILL_STEP_ROWS, 'for update skip locked'),
+    );
+    if (copied > 0) return copied;
+    const switched = await this.db.transaction(async (tx) => {
+      // One switch at a time, and never inside another process's preparation.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('tms-search-prepare', 0))`);
+      if ((await readStore(tx))?.filling !== true) return 0;
+      await tx.execute(sql`lock table search.vectors in access exclusive mode`);
+      let residue = 0;
+      for (;;) {
+        const step = await copyUnfilled(tx as never, FILL_STEP_ROWS * 5, '');
+        if (step === 0) break;
+        residue += step;
+      }
+      await tx.execute(sql`drop index search.vectors_unfilled`);
+      await tx.execute(sql`alter table search.vectors drop column embedding`);
+      await tx.execute(sql`alter table search.vectors rename column embedding_pgvector to embedding`);
+      return residue;
+    });
+    await this.look();
+    return switched;
+  }
+
+  /** Whether the table exists (as last seen, or looked up). */
+  private async exists(): Promise<boolean> {
+    return (this.seen ?? (await this.look())) !== null;
   }
 
   /** pgvector: one HNSW cosine index per model, over the embedding cast to its dimensions. */
   private async ensureModelIndex(model: string, dimensions: number): Promise<void> {
-    if ((await this.preparedKind()) !== 'pgvector' || this.indexedModels.has(model)) return;
-    if (this.options.hnsw === false) return;
+    if (this.options.hnsw === false || this.indexedModels.has(model)) return;
+    if ((this.seen ?? (await this.look())) !== 'pgvector') return;
     const name = `vectors_hnsw_${createHash('sha256').update(model).digest('hex').slice(0, 16)}`;
     await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('tms-search-prepare', 0))`);
@@ -212,9 +292,13 @@ export class PostgresVectorStore {
     this.indexedModels.add(model);
   }
 
-  async apply(workspaceId: string, batch: VectorBatch): Promise<void> {
-    const kind = await this.preparedKind();
-    await this.ensureModelIndex(batch.model, batch.dimensions);
+  /**
+   * Store a batch: through the fence's transaction (with the semantic cursor's advance) when
+   * given one, else in a transaction of its own. The store is read in that transaction after
+   * taking the table's write lock, so no switch commits between the read and the writes.
+   */
+  async apply(workspaceId: string, batch: VectorBatch, fence?: CursorFence): Promise<boolean> {
+    if (batch.upserts.length > 0) await this.ensureModelIndex(batch.model, batch.dimensions);
     for (const upsert of batch.upserts) {
       if (upsert.vector.length !== batch.dimensions) {
         throw new Error(
@@ -222,40 +306,56 @@ export class PostgresVectorStore {
         );
       }
     }
-    await this.db.transaction(async (tx) => {
-      if (batch.deletes.length) {
-        // Every model's vector of a purged revision goes: no embedding of purged text is kept.
-        await tx.execute(
-          sql`delete from search.vectors where workspace_id = ${workspaceId} and revision_id in (${list(batch.deletes)})`,
-        );
-      }
-      for (let i = 0; i < batch.updates.length; i += 200) {
-        await this.updateMetadata(tx, workspaceId, batch.updates.slice(i, i + 200));
-      }
-      // 50 rows a statement: each carries a vector as text (a few kilobytes).
-      for (let i = 0; i < batch.upserts.length; i += 50) {
-        const chunk = batch.upserts.slice(i, i + 50);
-        const values = sql.join(
-          chunk.map(
-            (d) => sql`(${workspaceId}, ${batch.model}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
-              ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8,
-              ${kind === 'pgvector' ? sql`${vectorText(d.vector)}::vector` : sql`${packed(d.vector)}::bytea`},
-              ${kind === 'pgvector' ? sql`null::varbit` : sql`${signBits(d.vector)}::varbit`})`,
-          ),
-          sql`, `,
-        );
-        await tx.execute(sql`
-          insert into search.vectors
-            (workspace_id, model, revision_id, memory_id, namespace_id, kind, valid_from, valid_to,
-             recorded_at, recorded_until, embedding, bits)
-          values ${values}
-          on conflict (workspace_id, model, revision_id) do update set
-            memory_id = excluded.memory_id, namespace_id = excluded.namespace_id, kind = excluded.kind,
-            valid_from = excluded.valid_from, valid_to = excluded.valid_to,
-            recorded_at = excluded.recorded_at, recorded_until = excluded.recorded_until,
-            embedding = excluded.embedding, bits = excluded.bits`);
-      }
-    });
+    const write = (db: Database) => this.write(db, workspaceId, batch);
+    if (fence) return fence.store(write, 'advance');
+    await this.db.transaction((tx) => write(tx as never));
+    return true;
+  }
+
+  private async write(tx: Executor, workspaceId: string, batch: VectorBatch): Promise<void> {
+    const empty = batch.deletes.length === 0 && batch.updates.length === 0 && batch.upserts.length === 0;
+    if (empty) return;
+    await tx.execute(sql`lock table search.vectors in row exclusive mode`);
+    const store = await readStore(tx);
+    if (!store) throw new Error('the vector store is used before prepare()');
+    this.saw(store.kind);
+    if (batch.deletes.length) {
+      // Every model's vector of a purged revision goes: no embedding of purged text is kept.
+      await tx.execute(
+        sql`delete from search.vectors where workspace_id = ${workspaceId} and revision_id in (${list(batch.deletes)})`,
+      );
+    }
+    for (let i = 0; i < batch.updates.length; i += 200) {
+      await this.updateMetadata(tx, workspaceId, batch.updates.slice(i, i + 200));
+    }
+    const pgvector = store.kind === 'pgvector';
+    // While a pgvector copy is being filled, new vectors are written to both columns.
+    const copy = store.filling ? sql`, embedding_pgvector` : sql``;
+    const copyUpdate = store.filling ? sql`, embedding_pgvector = excluded.embedding_pgvector` : sql``;
+    // 50 rows a statement: each carries a vector as text (a few kilobytes).
+    for (let i = 0; i < batch.upserts.length; i += 50) {
+      const chunk = batch.upserts.slice(i, i + 50);
+      const values = sql.join(
+        chunk.map(
+          (d) => sql`(${workspaceId}, ${batch.model}, ${d.revisionId}, ${d.memoryId}, ${d.namespaceId}, ${d.kind},
+            ${d.validFrom}::float8, ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8,
+            ${pgvector ? sql`${vectorText(d.vector)}::vector` : sql`${packed(d.vector)}::bytea`},
+            ${pgvector ? sql`null::varbit` : sql`${signBits(d.vector)}::varbit`}
+            ${store.filling ? sql`, ${vectorText(d.vector)}::vector` : sql``})`,
+        ),
+        sql`, `,
+      );
+      await tx.execute(sql`
+        insert into search.vectors
+          (workspace_id, model, revision_id, memory_id, namespace_id, kind, valid_from, valid_to,
+           recorded_at, recorded_until, embedding, bits ${copy})
+        values ${values}
+        on conflict (workspace_id, model, revision_id) do update set
+          memory_id = excluded.memory_id, namespace_id = excluded.namespace_id, kind = excluded.kind,
+          valid_from = excluded.valid_from, valid_to = excluded.valid_to,
+          recorded_at = excluded.recorded_at, recorded_until = excluded.recorded_until,
+          embedding = excluded.embedding, bits = excluded.bits ${copyUpdate}`);
+    }
   }
 
   /** New filter columns for revisions already embedded (of every model): no re-embedding. */
@@ -277,7 +377,7 @@ export class PostgresVectorStore {
   }
 
   async revisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]> {
-    if ((revisionIds && revisionIds.length === 0) || (await this.currentKind()) === null) return [];
+    if ((revisionIds && revisionIds.length === 0) || !(await this.exists())) return [];
     const only = revisionIds ? sql`and revision_id in (${list(revisionIds)})` : sql``;
     const result = await this.db.execute(sql`
       select revision_id from search.vectors
@@ -287,7 +387,7 @@ export class PostgresVectorStore {
   }
 
   async clear(workspaceId: string, keepModel?: string): Promise<void> {
-    if ((await this.currentKind()) === null) return;
+    if (!(await this.exists())) return;
     const keep = keepModel === undefined ? sql`` : sql`and model <> ${keepModel}`;
     await this.db.execute(sql`delete from search.vectors where workspace_id = ${workspaceId} ${keep}`);
   }
@@ -302,13 +402,15 @@ export class PostgresVectorStore {
       and recorded_at <= ${query.knownAt} and (recorded_until is null or recorded_until > ${query.knownAt})
       and valid_from <= ${query.asOf} and (valid_to is null or valid_to > ${query.asOf})`;
     const wanted = query.limit + query.offset;
-    const kind = await this.currentKind();
-    if (kind === null) return [];
-    const rows = query.revisionIds
-      ? await this.scoreGiven(query, filters, kind)
-      : kind === 'pgvector'
-        ? await this.searchHnsw(query, filters, wanted)
-        : await this.searchExact(query, filters, wanted);
+    const rows = await this.withStore(
+      (kind) =>
+        query.revisionIds
+          ? this.scoreGiven(query, filters, kind)
+          : kind === 'pgvector'
+            ? this.searchHnsw(query, filters, wanted)
+            : this.searchExact(query, filters, wanted),
+      [],
+    );
     return rows.map((r) => ({ revisionId: r.revision_id, memoryId: r.memory_id, score: Number(r.score) }));
   }
 
@@ -386,7 +488,7 @@ export class PostgresVectorStore {
     if (missing.length > 0) {
       const read = rowsOf<{ revision_id: string; embedding: Uint8Array }>(
         await this.db.execute(sql`
-          select revision_id, embedding from search.vectors
+          select revision_id, embedding::bytea as embedding from search.vectors
            where workspace_id = ${query.workspaceId} and model = ${literal(query.model)}
              and revision_id in (${list(missing)})`),
       );

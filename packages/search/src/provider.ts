@@ -1,3 +1,5 @@
+import type { Database } from '@tms/ledger';
+
 /** One search document per memory revision (never purged content: purges delete documents). */
 export interface SearchDocument {
   workspaceId: string;
@@ -82,21 +84,48 @@ export class SearchUnavailableError extends Error {
 }
 
 /**
- * A search index fed only by the indexer. `apply` resolves only once the provider has durably
- * taken the batch, so the indexer may then advance `indexed_sequence`. Applying a batch twice
- * is harmless (documents are keyed by revision id).
+ * The indexer's side of a batch's store (./cursor-runner.ts): one short transaction on the
+ * ledger that holds the workspace's claim for the arm and first checks that the arm's cursor
+ * still stands where the batch was planned. A batch that another indexer stored meanwhile
+ * writes nothing, so a batch planned from older rows can never overwrite a newer one.
+ */
+export interface CursorFence {
+  /**
+   * Run `write` in that transaction; false (nothing written) when the cursor moved.
+   * - `advance`: `write` goes into this very transaction (`db`: the Postgres provider, whose
+   *   tables live in the ledger's database), so a final batch's cursor advances in the same commit.
+   * - `confirm`: `write` only hands the batch to an index outside the database (Meilisearch
+   *   enqueues its tasks, which it runs in order); once the index has taken it, `confirm()`.
+   */
+  store(write: (db: Database) => Promise<void>, mode: 'advance' | 'confirm'): Promise<boolean>;
+  /** After a `confirm` store: the index has taken the batch; advance the cursor (checked again). */
+  confirm(): Promise<boolean>;
+}
+
+/** What a lexical batch writes: documents to upsert and revision ids to delete. */
+export interface DocumentBatch {
+  upserts: readonly SearchDocument[];
+  deletes: readonly string[];
+}
+
+/**
+ * A search index fed only by the indexer. Given a fence, `apply` and `applyVectors` store
+ * through it (and resolve false when it refused the batch), so the cursor advances only once the
+ * provider has durably taken the batch; without one they store on their own. Applying a batch
+ * twice is harmless (documents are keyed by revision id).
  */
 export interface SearchProvider {
   readonly name: 'postgres' | 'meilisearch' | 'none';
   /** Create the index and apply its settings (idempotent). */
   prepare(): Promise<void>;
-  apply(workspaceId: string, batch: { upserts: readonly SearchDocument[]; deletes: readonly string[] }): Promise<void>;
+  /** The lexical arm's batch; its analysis runs before the fence's transaction, never inside it. */
+  apply(workspaceId: string, batch: DocumentBatch, fence?: CursorFence): Promise<boolean>;
   /** The lexical arm: best first, ties broken by revision id. */
   search(query: SearchQuery): Promise<SearchHit[]>;
   /** The semantic arm: best (highest cosine similarity) first, ties broken by revision id. */
   searchSemantic(query: SemanticQuery): Promise<SearchHit[]>;
   /** Store a semantic batch durably (idempotent, keyed by workspace, model and revision id). */
-  applyVectors(workspaceId: string, batch: VectorBatch): Promise<void>;
+  applyVectors(workspaceId: string, batch: VectorBatch, fence?: CursorFence): Promise<boolean>;
   /** Of `revisionIds`, those that have a vector of `model` (the indexer embeds only the others). */
   vectorRevisionIds(workspaceId: string, model: string, revisionIds?: readonly string[]): Promise<string[]>;
   /** Remove a workspace's vectors: all of them, or those of every model but `keepModel` (rebuild). */
@@ -105,9 +134,9 @@ export interface SearchProvider {
   clear(workspaceId: string): Promise<void>;
   /** Revision ids indexed for a workspace (tests and `svc index status`). */
   indexedRevisionIds(workspaceId: string): Promise<string[]>;
-}
-
-/** Terms of a query: lowercase words of letters and digits. */
-export function queryTerms(text: string): string[] {
-  return [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
+  /**
+   * One step of filling a vector store that replaces the current one (the Postgres provider:
+   * exact -> pgvector), run by the indexer in the background; rows moved (0: nothing to fill).
+   */
+  fillVectorStore?(): Promise<number>;
 }

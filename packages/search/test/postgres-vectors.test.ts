@@ -1,8 +1,10 @@
 import { type Database, Ledger } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSearchProvider } from '../src/postgres-provider';
 import type { VectorDocument } from '../src/provider';
+import { rowsOf } from '../src/sql';
 
 /** A deterministic unit vector from a seed (a small LCG), so stores can be compared on the same data. */
 function randomUnit(seed: number, dimensions: number): Float32Array {
@@ -222,7 +224,7 @@ describe('the exact-scan store and the pgvector store (PGlite) on the same data'
     }
   });
 
-  it('converts exact-store vectors in place when pgvector becomes available, without re-embedding', async () => {
+  it('fills a pgvector store in the background when pgvector arrives; an instance that saw the exact store switches without a restart', async () => {
     const [exact, hnsw] = opened as [(typeof opened)[0], (typeof opened)[0]];
     const q = {
       workspaceId: 'ws_a',
@@ -232,16 +234,68 @@ describe('the exact-scan store and the pgvector store (PGlite) on the same data'
       limit: 10,
       offset: 0,
       model: MODEL,
-      vector: randomUnit(77, DIMENSIONS),
+      vector: randomUnit(977, DIMENSIONS),
     };
-    const before = await exact.provider.searchSemantic(q);
-    // The same database prepared by a provider that may use the extension (PGlite ships it).
-    const upgraded = new PostgresSearchProvider(exact.db);
-    await upgraded.prepare();
-    expect(upgraded.vectors.kind).toBe('pgvector');
-    const after = await upgraded.searchSemantic(q);
-    expect(after.map((h) => h.revisionId)).toEqual(before.map((h) => h.revisionId));
-    expect(await upgraded.vectorRevisionIds('ws_a', MODEL)).toHaveLength(docs.length);
-    expect((await hnsw.provider.searchSemantic(q)).map((h) => h.revisionId)).toEqual(before.map((h) => h.revisionId));
+    const ids = (hits: { revisionId: string }[]) => hits.map((h) => h.revisionId);
+    const columnType = async () =>
+      rowsOf<{ type: string }>(
+        await exact.db.execute(sql`
+          select format_type(atttypid, atttypmod) as type from pg_attribute
+           where attrelid = 'search.vectors'::regclass and attname = 'embedding' and not attisdropped`),
+      )[0]?.type;
+    // The running instance (a gateway) answers from the exact store.
+    const gateway = exact.provider;
+    const before = await gateway.searchSemantic(q);
+    expect(gateway.vectors.kind).toBe('exact');
+    // Another instance on the same database, one that may use the extension (PGlite ships it),
+    // prepares: the pgvector copy is only begun, and the exact store goes on serving.
+    const converter = new PostgresSearchProvider(exact.db);
+    await converter.prepare();
+    expect(converter.vectors.kind).toBe('exact');
+    expect(await converter.fillVectorStore()).toBeGreaterThan(0);
+    expect(ids(await gateway.searchSemantic(q))).toEqual(ids(before));
+    // A vector written while the copy fills (the query's own vector: it ranks first from now on).
+    const written = {
+      ...docs[1],
+      revisionId: 'rev_written',
+      memoryId: 'mem_written',
+      vector: q.vector,
+    } as VectorDocument;
+    await gateway.applyVectors('ws_a', {
+      model: MODEL,
+      dimensions: DIMENSIONS,
+      upserts: [written],
+      updates: [],
+      deletes: [],
+    });
+    const expected = ['rev_written', ...ids(before).slice(0, 9)];
+    expect(ids(await gateway.searchSemantic(q))).toEqual(expected);
+    let steps = 1;
+    while ((await converter.fillVectorStore()) > 0) steps += 1;
+    expect(steps).toBeGreaterThan(1);
+    expect(await columnType()).toBe('vector');
+    expect(converter.vectors.kind).toBe('pgvector');
+    // The gateway still remembers the exact store: its next statement finds the other one, and
+    // it looks again and answers the same from the pgvector store (scores included).
+    expect(gateway.vectors.kind).toBe('exact');
+    const after = await gateway.searchSemantic(q);
+    expect(gateway.vectors.kind).toBe('pgvector');
+    expect(ids(after)).toEqual(expected);
+    const given = await gateway.searchSemantic({ ...q, revisionIds: expected.slice(0, 3) });
+    expect(ids(given)).toEqual(expected.slice(0, 3));
+    for (const [i, hit] of after.slice(1).entries()) expect(hit.score).toBeCloseTo(before[i]?.score ?? Number.NaN, 4);
+    expect(ids(await hnsw.provider.searchSemantic(q)).slice(0, 9)).toEqual(expected.slice(1));
+    // Its writes go to the pgvector store too; nothing was embedded again, nothing lost.
+    const next = { ...written, revisionId: 'rev_next', memoryId: 'mem_next' } as VectorDocument;
+    await gateway.applyVectors('ws_a', {
+      model: MODEL,
+      dimensions: DIMENSIONS,
+      upserts: [next],
+      updates: [],
+      deletes: [],
+    });
+    expect(ids(await gateway.searchSemantic({ ...q, limit: 2 })).sort()).toEqual(['rev_next', 'rev_written']);
+    expect(await converter.vectorRevisionIds('ws_a', MODEL)).toHaveLength(docs.length + 2);
+    expect(await converter.fillVectorStore()).toBe(0);
   });
 });
