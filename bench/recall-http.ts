@@ -15,6 +15,8 @@
  * 3. per mode, a fresh gateway (no query vector cached), a warm-up of 20 recalls that share no
  *    text with the questions, then every question.
  *
+ * `RECALL_HTTP_CPU_PROF=dir` starts every gateway with `node --cpu-prof`, its profile written there.
+ *
  * `RATE_LIMITS=off`: the default budget (1200 calls a minute per principal) is below the
  * bench's pace. `hybrid-rrf` is not asked: the fusion is the server's, not a request's.
  */

@@ -28,6 +28,12 @@ const dot = (a: Float32Array, b: Float32Array): number => {
   for (let i = 0; i < b.length; i++) sum += (a[i] as number) * (b[i] as number);
   return sum;
 };
+/**
+ * A condition true of every row of the exact store that fails on the pgvector store (there is no
+ * cast from `vector` to `bytea`): an exact search whose vectors are all kept in the process reads
+ * no `embedding`, and would otherwise never find a store another process switched.
+ */
+const EXACT_STORE = sql`and embedding::bytea is not null`;
 /** Highest score first, ties by revision id. */
 const bestFirst = (a: { score: number; revision_id: string }, b: { score: number; revision_id: string }) =>
   b.score - a.score || (a.revision_id < b.revision_id ? -1 : a.revision_id > b.revision_id ? 1 : 0);
@@ -428,7 +434,7 @@ export class PostgresVectorStore {
       );
     } else {
       const found = rowsOf<{ revision_id: string; memory_id: string }>(
-        await this.db.execute(sql`select revision_id, memory_id from search.vectors where ${filters}`),
+        await this.db.execute(sql`select revision_id, memory_id from search.vectors where ${filters} ${EXACT_STORE}`),
       );
       rows = await this.scoredExactly(query, found);
     }
@@ -465,7 +471,7 @@ export class PostgresVectorStore {
     const found = rowsOf<{ revision_id: string; memory_id: string }>(
       await this.db.execute(sql`
         select revision_id, memory_id from search.vectors
-         where ${filters}
+         where ${filters} ${EXACT_STORE}
          order by bit_count(bits # ${signBits(query.vector)}::varbit), revision_id
          limit ${candidates}`),
     );
