@@ -1,3 +1,5 @@
+import { createClient } from 'graphql-sse';
+
 /**
  * The console's only way to the service: the public /v1 API and /graphql, with the signed-in
  * bearer token and the selected workspace. Answers are shown as they come; nothing is filled in.
@@ -123,10 +125,12 @@ export class Api {
   constructor(
     readonly token: string,
     readonly workspace: string | null,
+    /** Where the service is: the page's own origin (relative paths) unless given. */
+    readonly origin = '',
   ) {}
 
   inWorkspace(workspace: string): Api {
-    return new Api(this.token, workspace);
+    return new Api(this.token, workspace, this.origin);
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -138,12 +142,15 @@ export class Api {
   }
 
   async get<T>(path: string, query: Query = {}): Promise<T> {
-    return this.answer<T>(await fetch(pathWithQuery(path, query), { headers: this.headers(), cache: 'no-store' }));
+    const url = `${this.origin}${pathWithQuery(path, query)}`;
+    return this.answer<T>(await fetch(url, { headers: this.headers(), cache: 'no-store' }));
   }
 
   async post<T>(path: string, body: unknown): Promise<T> {
     const init = { method: 'POST', headers: this.headers({ 'content-type': 'application/json' }) };
-    return this.answer<T>(await fetch(path, { ...init, body: JSON.stringify(body), cache: 'no-store' }));
+    return this.answer<T>(
+      await fetch(`${this.origin}${path}`, { ...init, body: JSON.stringify(body), cache: 'no-store' }),
+    );
   }
 
   private async answer<T>(response: Response): Promise<T> {
@@ -160,44 +167,52 @@ export class Api {
   }
 
   /**
-   * A subscription over server-sent events (GraphQL over SSE, distinct connections): `onEvent` for
-   * each `next` event until the stream completes (its last event may carry errors) or `signal` aborts.
+   * A subscription over server-sent events (GraphQL over SSE, distinct connections, read by
+   * graphql-sse's client): `onEvent` for each `next` event until the stream completes (its last
+   * event may carry errors) or `signal` aborts. A refused request rejects with its `ApiError`;
+   * the caller retries (graphql-sse's own retries would resend the first `after`).
    */
-  async subscribe(
+  subscribe(
     query: string,
     variables: Record<string, unknown>,
-    onEvent: (payload: { data?: unknown; errors?: unknown[] }) => void,
+    onEvent: (payload: { data?: unknown; errors?: readonly unknown[] }) => void,
     signal: AbortSignal,
   ): Promise<void> {
-    const response = await fetch('/graphql', {
-      method: 'POST',
-      headers: this.headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
-      body: JSON.stringify({ query, variables }),
-      signal,
-      cache: 'no-store',
+    let refused: ApiError | null = null;
+    const client = createClient({
+      url: `${this.origin}/graphql`,
+      headers: this.headers(),
+      retryAttempts: 0,
+      // A refusal's body is read before graphql-sse lets the connection go: the error shows what
+      // the service said.
+      fetchFn: async (input: RequestInfo | URL, init?: RequestInit) => {
+        const response = await fetch(input, init);
+        if (!response.ok) refused = new ApiError(response.status, await response.json().catch(() => null));
+        return response;
+      },
     });
-    if (!response.ok || !response.body) throw new ApiError(response.status, await response.json().catch(() => null));
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const lines = block.split('\n');
-        const event = lines
-          .find((line) => line.startsWith('event:'))
-          ?.slice(6)
-          .trim();
-        const data = lines
-          .filter((line) => line.startsWith('data:'))
-          .map((line) => line.slice(5).trimStart())
-          .join('\n');
-        if (event === 'complete') return;
-        if (data) onEvent(JSON.parse(data));
-      }
-    }
+    return new Promise<void>((resolve, reject) => {
+      const stop = () => dispose();
+      const finish = () => {
+        signal.removeEventListener('abort', stop);
+        client.dispose();
+      };
+      const dispose = client.subscribe(
+        { query, variables },
+        {
+          next: onEvent,
+          complete: () => {
+            finish();
+            resolve();
+          },
+          error: (error: unknown) => {
+            finish();
+            reject(refused ?? (error instanceof Error ? error : new Error(String(error))));
+          },
+        },
+      );
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
   }
 }

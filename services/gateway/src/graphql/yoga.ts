@@ -1,4 +1,3 @@
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { activeTracing, inSpan } from '@tms/telemetry';
 import { type GraphQLError, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
@@ -108,11 +107,12 @@ function operationSpans(): Plugin<GraphQLContext> {
  * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
  * `/graphql` route with a per-request context. Authentication, the request size cap and
  * GraphiQL are handled by that route, and so are plain POSTed queries (`direct-answers.ts`
- * runs them through this server's operation pipeline); here: CSRF prevention, the strict
- * request decoder (the one `/v1` and `/mcp` use), the query limits, the parser and validation
- * caches (`document-caches.ts`), compiled queries (`compiled-queries.ts`) and error shaping.
+ * runs them through this server's operation pipeline); here: the strict request decoder (the
+ * one `/v1` and `/mcp` use), the query limits, the parser and validation caches
+ * (`document-caches.ts`), compiled queries (`compiled-queries.ts`) and error shaping.
  * Subscriptions (the change feed) over server-sent events only (Yoga's own transport; no
- * WebSocket). No batching, no uploads.
+ * WebSocket). No batching, no uploads. No CSRF check: every request authenticates with its
+ * bearer header alone, which a cross-site request cannot carry (docs/graphql.md, "No CSRF header").
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
   return createYoga<GraphQLContext, Record<string, never>>({
@@ -135,7 +135,6 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
     maxRequestBodySize: false,
     plugins: [
       validationResults(),
-      useCSRFPrevention(),
       strictRequestParsing(),
       ...armorPlugins(options),
       subscriptionsToYoga(),
