@@ -22,9 +22,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Two files at once even on two cores: most of a file's time is spent waiting on Postgres,
-    // child processes and sockets, so the default (one fewer than the cores) left a core idle.
-    maxWorkers: 2,
+    // Three files at once on two cores: most of a file's time is spent waiting on Postgres,
+    // child processes and sockets (a whole run keeps the cores a little over half busy with two).
+    maxWorkers: 3,
     minWorkers: 1,
     reporters: ['default'],
   },

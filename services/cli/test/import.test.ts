@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { canonicalJson, type Ledger, verifyWorkspaceChain } from '@tms/ledger';
-import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { createTestDatabase, seedPgliteDirectory, type TestDatabase } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../src/env';
 import { EXIT_REJECTED } from '../src/import-command';
@@ -67,6 +67,7 @@ async function openPlace(driver: 'postgres' | 'pglite'): Promise<{ place: Place;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tms-import-'));
   let db: TestDatabase | null = null;
   if (driver === 'postgres') db = await createTestDatabase('tms_import');
+  else await seedPgliteDirectory(path.join(dataDir, 'pglite'));
   const env = { ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: dataDir }), USER: 'importer', EMBEDDER: 'none' };
   if (db) expect((await svc(env, ['migrate'])).code).toBe(0);
   return {
