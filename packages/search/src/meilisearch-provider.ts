@@ -2,11 +2,14 @@ import { type EnqueuedTask, Meilisearch, type Task } from 'meilisearch';
 import {
   type CursorFence,
   type DocumentBatch,
+  type ScopedSemanticSearch,
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
   SearchUnavailableError,
   type SemanticQuery,
+  type SemanticScope,
+  searchSemanticEachTime,
   type VectorBatch,
   type VectorMetadata,
 } from './provider';
@@ -208,6 +211,11 @@ export class MeilisearchProvider implements SearchProvider {
       `valid_from <= ${query.asOf}`,
       `(valid_to_open = true OR valid_to > ${query.asOf})`,
     ];
+  }
+
+  /** Meilisearch is asked once the vector is known: nothing of a scope is read ahead. */
+  semanticScope(scope: SemanticScope): ScopedSemanticSearch {
+    return searchSemanticEachTime(this, scope);
   }
 
   /**

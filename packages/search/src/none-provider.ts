@@ -1,5 +1,5 @@
-import type { SearchHit, SearchProvider } from './provider';
-import { SearchUnavailableError } from './provider';
+import type { ScopedSemanticSearch, SearchHit, SearchProvider, SemanticScope } from './provider';
+import { SearchUnavailableError, searchSemanticEachTime } from './provider';
 
 /** Indexing disabled (`SEARCH_PROVIDER=none`): nothing is indexed and searching is unavailable. */
 export class NoSearchProvider implements SearchProvider {
@@ -13,6 +13,9 @@ export class NoSearchProvider implements SearchProvider {
   }
   async searchSemantic(): Promise<SearchHit[]> {
     throw new SearchUnavailableError('indexing is disabled');
+  }
+  semanticScope(scope: SemanticScope): ScopedSemanticSearch {
+    return searchSemanticEachTime(this, scope);
   }
   async applyVectors(): Promise<boolean> {
     throw new SearchUnavailableError('indexing is disabled');

@@ -5,12 +5,14 @@ import { PostgresVectorStore, type VectorStoreOptions } from './postgres-vectors
 import {
   type CursorFence,
   type DocumentBatch,
+  type ScopedSemanticSearch,
   type SearchDocument,
   type SearchHit,
   type SearchProvider,
   type SearchQuery,
   SearchUnavailableError,
   type SemanticQuery,
+  type SemanticScope,
   type VectorBatch,
 } from './provider';
 import { list, rowsOf } from './sql';
@@ -411,6 +413,10 @@ export class PostgresSearchProvider implements SearchProvider {
 
   searchSemantic(query: SemanticQuery): Promise<SearchHit[]> {
     return this.vectors.search(query);
+  }
+
+  semanticScope(scope: SemanticScope): ScopedSemanticSearch {
+    return this.vectors.scope(scope);
   }
 
   applyVectors(workspaceId: string, batch: VectorBatch, fence?: CursorFence): Promise<boolean> {

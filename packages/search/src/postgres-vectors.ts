@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import type { Database } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import { LRUCache } from 'lru-cache';
-import type { CursorFence, SearchHit, SemanticQuery, VectorBatch, VectorMetadata } from './provider';
+import type {
+  CursorFence,
+  ScopedSemanticSearch,
+  SearchHit,
+  SemanticQuery,
+  SemanticScope,
+  VectorBatch,
+  VectorMetadata,
+} from './provider';
 import { list, rowsOf, sqlState } from './sql';
 
 /** A SQL string literal (standard_conforming_strings: only the quote needs doubling). */
@@ -23,6 +31,13 @@ const unpacked = (bytes: Uint8Array): Float32Array => {
   for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
   return vector;
 };
+/** pgvector's binary form (`vector_send`): dimensions (int16), an unused int16, then big-endian float32s. */
+const fromVectorSend = (bytes: Uint8Array): Float32Array => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vector = new Float32Array(view.getInt16(0));
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(4 + i * 4);
+  return vector;
+};
 const dot = (a: Float32Array, b: Float32Array): number => {
   let sum = 0;
   for (let i = 0; i < b.length; i++) sum += (a[i] as number) * (b[i] as number);
@@ -34,6 +49,8 @@ const dot = (a: Float32Array, b: Float32Array): number => {
  * no `embedding`, and would otherwise never find a store another process switched.
  */
 const EXACT_STORE = sql`and embedding::bytea is not null`;
+/** The same for the pgvector store (there is no cast from `bytea` to `vector`); neither reads the vector itself. */
+const PGVECTOR_STORE = sql`and embedding::vector is not null`;
 /** Highest score first, ties by revision id. */
 const bestFirst = (a: { score: number; revision_id: string }, b: { score: number; revision_id: string }) =>
   b.score - a.score || (a.revision_id < b.revision_id ? -1 : a.revision_id > b.revision_id ? 1 : 0);
@@ -59,10 +76,16 @@ export interface VectorStoreOptions {
   /** Exact store: rows rescored exactly per query, at least (default 400, or 10 × limit + offset). */
   rescoreCandidates?: number;
   /**
-   * Exact store: bytes of decoded vectors kept in this process (default 64 MiB, about 32,000
-   * vectors of 512 dimensions; 0 keeps none). A revision's vector under one model never changes,
-   * so a kept one is as good as a read: each search then reads only the candidates' ids, where
-   * reading their vectors (2 KiB each, sent as hex text) cost most of a hybrid recall's CPU.
+   * A recall's scope of at most this many vectors is read whole and ranked exactly in this
+   * process from the kept vectors (default 2000; 0: never), on either store; see `scope`.
+   */
+  wholeScopeRows?: number;
+  /**
+   * Bytes of decoded vectors kept in this process for the searches ranked here (the exact store's,
+   * and whole scopes on either store; default 64 MiB, about 32,000 vectors of 512 dimensions; 0
+   * keeps none). A revision's vector under one model never changes, so a kept one is as good as
+   * a read: each search then reads only the candidates' ids, where reading their vectors (2 KiB
+   * each, sent as hex text) cost most of a hybrid recall's CPU.
    */
   vectorCacheBytes?: number;
   /**
@@ -145,7 +168,7 @@ const FILL_STEP_ROWS = 200;
 export class PostgresVectorStore {
   private seen: VectorStoreKind | null = null;
   private readonly indexedModels = new Set<string>();
-  /** Exact store: decoded vectors by workspace, model and revision (`vectorCacheBytes`). */
+  /** Decoded vectors by workspace, model and revision (`vectorCacheBytes`). */
   private readonly decoded: LRUCache<string, Float32Array> | null;
 
   constructor(
@@ -400,13 +423,7 @@ export class PostgresVectorStore {
 
   async search(query: SemanticQuery): Promise<SearchHit[]> {
     if (query.namespaceIds.length === 0 || query.limit <= 0 || query.revisionIds?.length === 0) return [];
-    const kinds = query.kinds?.length ? sql`and kind in (${list(query.kinds)})` : sql``;
-    const only = query.revisionIds ? sql`and revision_id in (${list(query.revisionIds)})` : sql``;
-    // The model as a literal: the planner can then match the model's partial HNSW index.
-    const filters = sql`workspace_id = ${query.workspaceId} and model = ${literal(query.model)}
-      and namespace_id in (${list(query.namespaceIds)}) ${kinds} ${only}
-      and recorded_at <= ${query.knownAt} and (recorded_until is null or recorded_until > ${query.knownAt})
-      and valid_from <= ${query.asOf} and (valid_to is null or valid_to > ${query.asOf})`;
+    const filters = filtersOf(query, query.revisionIds);
     const wanted = query.limit + query.offset;
     const rows = await this.withStore(
       (kind) =>
@@ -417,7 +434,50 @@ export class PostgresVectorStore {
             : this.searchExact(query, filters, wanted),
       [],
     );
-    return rows.map((r) => ({ revisionId: r.revision_id, memoryId: r.memory_id, score: Number(r.score) }));
+    return rows.map(toHit);
+  }
+
+  /**
+   * A semantic search of one scope, for one query. A scope of at most `wholeScopeRows` vectors is
+   * read whole at once (its revision ids only, while the query is still being embedded) and,
+   * once the vector comes, ranked here from the kept vectors: exactly, in one pass that also
+   * scores any candidate the other arm found, with no statement after the vector but a read of
+   * vectors not kept yet. A larger scope is searched by `search` (HNSW, or the exact store's
+   * coarse pass), one statement a page.
+   */
+  scope(scope: SemanticScope): ScopedSemanticSearch {
+    const most = this.options.wholeScopeRows ?? 2000;
+    const members =
+      scope.namespaceIds.length === 0 || most <= 0
+        ? Promise.resolve(null)
+        : this.withStore(async (kind) => {
+            const rows = rowsOf<ScopeMember>(
+              await this.db.execute(sql`
+                select revision_id, memory_id from search.vectors
+                 where ${filtersOf(scope)} ${kind === 'exact' ? EXACT_STORE : PGVECTOR_STORE}
+                 limit ${most + 1}`),
+            );
+            return rows.length > most ? null : { kind, rows };
+          }, null);
+    // Settled here too: a recall that never searches (its embedding failed) leaves no rejection behind.
+    members.catch(() => {});
+    let ranked: { vector: Float32Array; scores: Promise<ScoredRow[]> } | null = null;
+    return {
+      search: async (vector, page) => {
+        const whole = await members;
+        if (!whole) return this.search({ ...scope, ...page, vector });
+        if (ranked?.vector !== vector) {
+          const scores = this.scoredExactly({ ...scope, vector }, whole.rows, whole.kind).then((rows) =>
+            rows.sort(bestFirst),
+          );
+          ranked = { vector, scores };
+        }
+        const all = await ranked.scores;
+        const given = page.revisionIds && new Set(page.revisionIds);
+        const chosen = given ? all.filter((r) => given.has(r.revision_id)) : all;
+        return chosen.slice(page.offset, page.offset + page.limit).map(toHit);
+      },
+    };
   }
 
   /** The exact cosine of each named revision (found by primary key, no nearest-neighbour search), best first. */
@@ -436,7 +496,7 @@ export class PostgresVectorStore {
       const found = rowsOf<{ revision_id: string; memory_id: string }>(
         await this.db.execute(sql`select revision_id, memory_id from search.vectors where ${filters} ${EXACT_STORE}`),
       );
-      rows = await this.scoredExactly(query, found);
+      rows = await this.scoredExactly(query, found, 'exact');
     }
     return rows
       .map((r) => ({ ...r, score: Number(r.score) }))
@@ -475,14 +535,21 @@ export class PostgresVectorStore {
          order by bit_count(bits # ${signBits(query.vector)}::varbit), revision_id
          limit ${candidates}`),
     );
-    return (await this.scoredExactly(query, found)).sort(bestFirst).slice(query.offset, query.offset + query.limit);
+    return (await this.scoredExactly(query, found, 'exact'))
+      .sort(bestFirst)
+      .slice(query.offset, query.offset + query.limit);
   }
 
   /**
-   * The exact cosine of each found revision, from the kept vectors and one read of the rest. A
-   * vector deleted between the two reads (a purge) drops its revision, as if not found.
+   * The exact cosine of each found revision, from the kept vectors and one read of the rest (in
+   * the store's own encoding). A vector deleted between the two reads (a purge) drops its
+   * revision, as if not found.
    */
-  private async scoredExactly(query: SemanticQuery, found: readonly { revision_id: string; memory_id: string }[]) {
+  private async scoredExactly(
+    query: Pick<SemanticQuery, 'workspaceId' | 'model' | 'vector'>,
+    found: readonly ScopeMember[],
+    kind: VectorStoreKind,
+  ): Promise<ScoredRow[]> {
     const keyOf = (revisionId: string) => `${query.workspaceId}\u0000${query.model}\u0000${revisionId}`;
     const vectors = new Map<string, Float32Array>();
     const missing: string[] = [];
@@ -492,14 +559,15 @@ export class PostgresVectorStore {
       else missing.push(revision_id);
     }
     if (missing.length > 0) {
+      const bytes = kind === 'exact' ? sql`embedding::bytea` : sql`vector_send(embedding::vector)`;
       const read = rowsOf<{ revision_id: string; embedding: Uint8Array }>(
         await this.db.execute(sql`
-          select revision_id, embedding::bytea as embedding from search.vectors
+          select revision_id, ${bytes} as embedding from search.vectors
            where workspace_id = ${query.workspaceId} and model = ${literal(query.model)}
              and revision_id in (${list(missing)})`),
       );
       for (const { revision_id, embedding } of read) {
-        const vector = unpacked(embedding);
+        const vector = kind === 'exact' ? unpacked(embedding) : fromVectorSend(embedding);
         vectors.set(revision_id, vector);
         this.decoded?.set(keyOf(revision_id), vector);
       }
@@ -509,4 +577,27 @@ export class PostgresVectorStore {
       return vector ? [{ revision_id, memory_id, score: dot(vector, query.vector) }] : [];
     });
   }
+}
+
+interface ScopeMember {
+  revision_id: string;
+  memory_id: string;
+}
+type ScoredRow = ScopeMember & { score: number };
+
+const toHit = (r: { revision_id: string; memory_id: string; score: number | string }): SearchHit => ({
+  revisionId: r.revision_id,
+  memoryId: r.memory_id,
+  score: Number(r.score),
+});
+
+/** The filters of a search (and, given, its revisions) on the vectors' own copy of the revision's columns. */
+function filtersOf(scope: SemanticScope, revisionIds?: readonly string[]): SQL {
+  const kinds = scope.kinds?.length ? sql`and kind in (${list(scope.kinds)})` : sql``;
+  const only = revisionIds ? sql`and revision_id in (${list(revisionIds)})` : sql``;
+  // The model as a literal: the planner can then match the model's partial HNSW index.
+  return sql`workspace_id = ${scope.workspaceId} and model = ${literal(scope.model)}
+    and namespace_id in (${list(scope.namespaceIds)}) ${kinds} ${only}
+    and recorded_at <= ${scope.knownAt} and (recorded_until is null or recorded_until > ${scope.knownAt})
+    and valid_from <= ${scope.asOf} and (valid_to is null or valid_to > ${scope.asOf})`;
 }

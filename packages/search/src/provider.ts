@@ -39,6 +39,28 @@ export interface SemanticQuery extends Omit<SearchQuery, 'text'> {
   model: string;
 }
 
+/** A semantic search's scope and filters: what it reads before the query's vector is known. */
+export type SemanticScope = Omit<SemanticQuery, 'vector' | 'limit' | 'offset' | 'revisionIds'>;
+
+/** One page of a scoped semantic search (`revisionIds`: score only those, as in `SearchQuery`). */
+export type SemanticPage = Pick<SemanticQuery, 'limit' | 'offset' | 'revisionIds'>;
+
+/**
+ * The semantic arm over one scope, for one query. Recall opens it while the query is still being
+ * embedded, so that a provider can read meanwhile what does not depend on the vector; each
+ * `search` answers as `searchSemantic` would with the scope's filters and that page.
+ */
+export interface ScopedSemanticSearch {
+  search(vector: Float32Array, page: SemanticPage): Promise<SearchHit[]>;
+}
+
+/** A scoped search that only asks `searchSemantic` (providers with nothing to read ahead). */
+export function searchSemanticEachTime(provider: Pick<SearchProvider, 'searchSemantic'>, scope: SemanticScope) {
+  return {
+    search: (vector, page) => provider.searchSemantic({ ...scope, ...page, vector }),
+  } satisfies ScopedSemanticSearch;
+}
+
 /**
  * Name of the semantic arm's cursor in `index_state`: one per provider and model, so a new model
  * re-embeds from 0. A model not known yet (null: an openai embedder that has not reached its
@@ -124,6 +146,8 @@ export interface SearchProvider {
   search(query: SearchQuery): Promise<SearchHit[]>;
   /** The semantic arm: best (highest cosine similarity) first, ties broken by revision id. */
   searchSemantic(query: SemanticQuery): Promise<SearchHit[]>;
+  /** The semantic arm over one scope, opened before the query's vector is known (recall). */
+  semanticScope(scope: SemanticScope): ScopedSemanticSearch;
   /** Store a semantic batch durably (idempotent, keyed by workspace, model and revision id). */
   applyVectors(workspaceId: string, batch: VectorBatch, fence?: CursorFence): Promise<boolean>;
   /** Of `revisionIds`, those that have a vector of `model` (the indexer embeds only the others). */

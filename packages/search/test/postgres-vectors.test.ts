@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSearchProvider } from '../src/postgres-provider';
+import type { VectorStoreOptions } from '../src/postgres-vectors';
 import type { VectorDocument } from '../src/provider';
 import { rowsOf } from '../src/sql';
 
@@ -38,30 +39,61 @@ function documents(count: number): VectorDocument[] {
   }));
 }
 
+/** Store `docs` as new vectors of the test model. */
+function upsert(provider: PostgresSearchProvider, docs: VectorDocument[]) {
+  return provider.applyVectors('ws_a', {
+    model: MODEL,
+    dimensions: DIMENSIONS,
+    upserts: docs,
+    updates: [],
+    deletes: [],
+  });
+}
+
+interface Opened {
+  provider: PostgresSearchProvider;
+  db: Database;
+  close(): Promise<void>;
+  /** Statements this instance's database handle has sent so far. */
+  statements(): number;
+}
+
 interface Subject {
   name: string;
-  open(store: 'auto' | 'exact'): Promise<{ provider: PostgresSearchProvider; db: Database; close(): Promise<void> }>;
+  open(store: 'auto' | 'exact', options?: VectorStoreOptions): Promise<Opened>;
 }
 
 let database: TestDatabase | null = null;
 const subjects: Subject[] = [
   {
     name: 'PGlite',
-    async open(store) {
-      const ledger = await Ledger.open({ dataDir: 'memory://' });
+    async open(store, options = {}) {
+      let statements = 0;
+      const ledger = await Ledger.open({ dataDir: 'memory://', onQuery: () => statements++ });
       await ledger.migrate();
       const db = ledger.handle.db;
-      return { provider: new PostgresSearchProvider(db, { store }), db, close: () => ledger.close() };
+      return {
+        provider: new PostgresSearchProvider(db, { store, ...options }),
+        db,
+        close: () => ledger.close(),
+        statements: () => statements,
+      };
     },
   },
   {
     name: 'Postgres',
-    async open(store) {
+    async open(store, options = {}) {
       database ??= await createTestDatabase('tms_vectors');
-      const ledger = await Ledger.open({ databaseUrl: database.url });
+      let statements = 0;
+      const ledger = await Ledger.open({ databaseUrl: database.url, onQuery: () => statements++ });
       await ledger.migrate();
       const db = ledger.handle.db;
-      return { provider: new PostgresSearchProvider(db, { store }), db, close: () => ledger.close() };
+      return {
+        provider: new PostgresSearchProvider(db, { store, ...options }),
+        db,
+        close: () => ledger.close(),
+        statements: () => statements,
+      };
     },
   },
 ];
@@ -73,9 +105,10 @@ afterAll(async () => {
 describe.each(subjects)('postgres vector store on $name', (subject) => {
   let provider: PostgresSearchProvider;
   let close: () => Promise<void>;
+  let statements: () => number;
   const docs = documents(300);
   beforeAll(async () => {
-    ({ provider, close } = await subject.open('auto'));
+    ({ provider, close, statements } = await subject.open('auto'));
     await provider.prepare();
     await provider.prepare();
     await provider.applyVectors('ws_a', {
@@ -168,6 +201,55 @@ describe.each(subjects)('postgres vector store on $name', (subject) => {
     });
   });
 
+  it('ranks a scope read whole as the search does, then scores given revisions and further pages with no statement', async () => {
+    for (const [seed, over] of [
+      [5, {}],
+      [8, { namespaceIds: ['ns_3'], kinds: ['episode'] }],
+      [13, { knownAt: 205.5 }],
+    ] as const) {
+      const q = query(seed, { ...over, limit: 40 });
+      const { vector, limit, offset, ...scope } = q;
+      const expected = await provider.searchSemantic(q);
+      expect(expected.length).toBeGreaterThan(0);
+      const scoped = provider.semanticScope(scope);
+      // Its revision ids are read at once; the vector comes later (the query is being embedded).
+      const first = await scoped.search(vector, { limit, offset });
+      expect(first.map((h) => h.revisionId)).toEqual(expected.map((h) => h.revisionId));
+      for (const [i, hit] of first.entries()) expect(hit.score).toBeCloseTo(expected[i]?.score ?? Number.NaN, 4);
+      const before = statements();
+      const second = await scoped.search(vector, { limit: 10, offset: 5 });
+      expect(second).toEqual(first.slice(5, 15));
+      // The other arm's candidates, one of them outside the filters: scored as the search scores them.
+      const given = [...first.slice(-3).map((h) => h.revisionId), 'rev_none'];
+      const crossed = await scoped.search(vector, { limit: 4, offset: 0, revisionIds: given });
+      const searched = await provider.searchSemantic({ ...q, limit: 4, revisionIds: given });
+      expect(crossed.map((h) => h.revisionId)).toEqual(given.slice(0, 3));
+      expect(crossed.map((h) => h.revisionId)).toEqual(searched.map((h) => h.revisionId));
+      // pgvector computes in single precision; the scope in double.
+      for (const [i, hit] of crossed.entries()) expect(hit.score).toBeCloseTo(searched[i]?.score ?? Number.NaN, 6);
+      expect(statements() - before).toBe(1); // the `searchSemantic` just above, none of the scope's
+    }
+  });
+
+  it('searches a scope larger than `wholeScopeRows` statement by statement, with the same answers', async () => {
+    const small = await subject.open('auto', { wholeScopeRows: 20 });
+    try {
+      await small.provider.prepare();
+      // PGlite's `memory://` is a database of its own.
+      await upsert(small.provider, docs);
+      const q = query(17, { limit: 10 });
+      const { vector, limit, offset, ...scope } = q;
+      const scoped = small.provider.semanticScope(scope);
+      const hits = await scoped.search(vector, { limit, offset });
+      expect(hits.map((h) => h.revisionId)).toEqual((await provider.searchSemantic(q)).map((h) => h.revisionId));
+      const before = small.statements();
+      await scoped.search(vector, { limit, offset: 10 });
+      expect(small.statements()).toBeGreaterThan(before);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('never compares vectors of another model', async () => {
     expect(await provider.searchSemantic(query(42, { model: 'test:other@64' }))).toEqual([]);
   });
@@ -191,13 +273,7 @@ describe('the exact-scan store and the pgvector store (PGlite) on the same data'
       const o = await pglite.open(store);
       opened.push(o);
       await o.provider.prepare();
-      await o.provider.applyVectors('ws_a', {
-        model: MODEL,
-        dimensions: DIMENSIONS,
-        upserts: docs,
-        updates: [],
-        deletes: [],
-      });
+      await upsert(o.provider, docs);
     }
     const [exact, hnsw] = opened as [(typeof opened)[0], (typeof opened)[0]];
     expect(exact.provider.vectors.kind).toBe('exact');
@@ -278,8 +354,11 @@ describe('the exact-scan store and the pgvector store (PGlite) on the same data'
     // The gateway still remembers the exact store: its next statement finds the other one, and
     // it looks again and answers the same from the pgvector store (scores included).
     expect(gateway.vectors.kind).toBe('exact');
-    const after = await gateway.searchSemantic(q);
+    // A recall's scope, read whole, finds the switch the same way.
+    const { vector, limit, offset, ...scope } = q;
+    expect(ids(await gateway.semanticScope(scope).search(vector, { limit, offset }))).toEqual(expected);
     expect(gateway.vectors.kind).toBe('pgvector');
+    const after = await gateway.searchSemantic(q);
     expect(ids(after)).toEqual(expected);
     const given = await gateway.searchSemantic({ ...q, revisionIds: expected.slice(0, 3) });
     expect(ids(given)).toEqual(expected.slice(0, 3));

@@ -1,3 +1,4 @@
+import { Indexer, PostgresSearchProvider } from '@tms/search';
 import { type ApiClient, type CallResult, sha256Hex } from '@tms/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, type Harness, startHarness } from './harness';
@@ -219,5 +220,31 @@ describe.each(DRIVERS)('statements per read (%s)', (driver) => {
     expect(bigCost.res.body.next_cursor).toBeNull();
     expect(bigCost.count).toBe(smallCost.count);
     expect(bigCost.count).toBeLessThanOrEqual(MAX_STATEMENTS_PER_READ);
+  });
+
+  it('recall: 20 items cost what 1 costs, and the items chosen are presented from the ledger read that approved them', async () => {
+    const { api } = await h.workspace();
+    const ns = (await ok(api.post('/v1/namespaces', { parent_id: null, name: 'notes' }))).body.namespace;
+    for (let i = 0; i < 20; i += 1) {
+      await ok(api.post('/v1/memories', { namespace_id: ns.id, kind: 'claim', text: `tea note ${i}`, valid_from: 0 }));
+    }
+    await new Indexer(h.gateway.ledger, new PostgresSearchProvider(h.gateway.ledger.handle.db)).catchUp();
+    const recall = (items: number) => () =>
+      api.post('/v1/recall', {
+        namespace_ids: [ns.id],
+        query: 'tea',
+        mode: 'lexical',
+        budget: { max_items: items, max_context_chars: 10_000 },
+      });
+    await recall(1)();
+    const smallCost = await measure(recall(1));
+    const bigCost = await measure(recall(20));
+    expect(smallCost.res.body.items).toHaveLength(1);
+    expect(bigCost.res.body.items).toHaveLength(20);
+    expect(bigCost.count).toBe(smallCost.count);
+    // The caller's standing in the workspace, the addressed namespace and its subtree, the arm's
+    // cursor, the search, and the ledger's decision on the candidates, which also gives each
+    // chosen item's generation and key (no read of its own after the ranking).
+    expect(bigCost.count, h.queries.texts.join('\n')).toBeLessThanOrEqual(6);
   });
 });

@@ -95,7 +95,10 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
     awaitable: arm === 'lexical' || model !== null,
   }));
   const readCursors = async () => {
-    const sequences = await Promise.all(cursors.map((c) => ctx.stores.indexState.indexedSequence(ws, c.name)));
+    const sequences = await ctx.stores.indexState.indexedSequences(
+      ws,
+      cursors.map((c) => c.name),
+    );
     const awaited = sequences.filter((_, i) => cursors[i]?.awaitable);
     return { indexed: Math.min(...sequences), awaited: Math.min(...awaited, Number.POSITIVE_INFINITY) };
   };
@@ -131,13 +134,21 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
   // Fusion looks past the first `max_items` of each arm: a memory both arms rank fairly well
   // belongs above one that only a single arm ranks first.
   const perArm = Math.min(200, wanted * 2);
+  // The semantic arm's scope is opened now, while the query is being embedded, so that the
+  // provider reads meanwhile what does not depend on the vector (see `semanticScope`).
+  const semanticScope =
+    provider && queryVector && model !== null ? provider.semanticScope({ ...filters, model }) : null;
   const searches: ArmSearches | null = provider && {
     lexical: (limit, offset, revisionIds) =>
       provider.search({ ...filters, text: input.query, limit, offset, revisionIds }),
     semantic: async (limit, offset, revisionIds) => {
       if (!queryVector) throw new EmbedderUnavailableError('the semantic arm is off');
-      const { model, vector } = await queryVector;
-      return provider.searchSemantic({ ...filters, vector, model, limit, offset, revisionIds });
+      const { model: vectorModel, vector } = await queryVector;
+      const scope =
+        semanticScope && vectorModel === model
+          ? semanticScope
+          : provider.semanticScope({ ...filters, model: vectorModel });
+      return scope.search(vector, { limit, offset, revisionIds });
     },
   };
 
@@ -188,11 +199,15 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
     contextChars += chars;
     chosen.push(candidate);
   }
-  const identities = await ctx.stores.memories.identitiesAt(
-    ws,
-    chosen.map((c) => c.fused.memoryId),
-    knownAt,
-  );
+  // Ranked candidates were read whole by the ledger's decision; the ledger scan's were not.
+  const identities =
+    answered && searches
+      ? ledger.identities(chosen.map((c) => c.fused.memoryId))
+      : await ctx.stores.memories.identitiesAt(
+          ws,
+          chosen.map((c) => c.fused.memoryId),
+          knownAt,
+        );
   const items: RecallItem[] = chosen.map(({ fused, revision }) => ({
     memory: presentMemory(
       {
@@ -367,6 +382,8 @@ class LedgerDecisions {
   /** Per memory: its approved revision, or null; a promise while its read is under way (the other arm may share it). */
   private readonly decided = new Map<string, Promise<RevisionRow | null>>();
   private readonly settled = new Map<string, RevisionRow | null>();
+  /** Per memory read: its highest generation recorded by knownAt, and its key (as `identitiesAt` gives them). */
+  private readonly identityOf = new Map<string, { generation: number; key: string | null }>();
 
   constructor(
     private readonly ctx: HandlerContext,
@@ -399,13 +416,29 @@ class LedgerDecisions {
     );
   }
 
+  /** The generation and key of memories `decide` read (absent: never read, or unknown at knownAt). */
+  identities(memoryIds: readonly string[]): Map<string, { generation: number; key: string | null }> {
+    return new Map(
+      memoryIds.flatMap((id) => {
+        const identity = this.identityOf.get(id);
+        return identity ? [[id, identity] as const] : [];
+      }),
+    );
+  }
+
   private async read(memoryIds: readonly string[]): Promise<Map<string, RevisionRow>> {
-    const rows = await this.ctx.stores.memories.revisionsOfMemories(this.workspaceId, memoryIds);
+    const rows = await this.ctx.stores.memories.revisionsWithKeys(this.workspaceId, memoryIds);
     const byMemory = new Map<string, RevisionRow[]>();
-    for (const row of rows) byMemory.set(row.memoryId, [...(byMemory.get(row.memoryId) ?? []), row]);
+    const keyOf = new Map<string, string | null>();
+    for (const { revision, key } of rows) {
+      byMemory.set(revision.memoryId, [...(byMemory.get(revision.memoryId) ?? []), revision]);
+      keyOf.set(revision.memoryId, key);
+    }
     const verdicts = new Map<string, RevisionRow>();
     for (const [memoryId, revisions] of byMemory) {
       const known = revisions.filter((r) => r.recordedAt <= this.knownAt).sort((a, b) => b.generation - a.generation);
+      const newest = known[0];
+      if (newest) this.identityOf.set(memoryId, { generation: newest.generation, key: keyOf.get(memoryId) ?? null });
       const current = currentRevision(known, this.knownAt);
       if (!current || current.purgedAt !== null || current.text === null) continue;
       if (!this.allowed.has(current.namespaceId) || !isValidAt(current, this.asOf)) continue;

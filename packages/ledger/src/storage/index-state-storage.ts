@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { rowsOf } from '../rows';
 import { indexState } from '../schema';
@@ -23,6 +23,17 @@ export class IndexStateStorage {
       .from(indexState)
       .where(and(eq(indexState.workspaceId, workspaceId), eq(indexState.provider, provider)));
     return rows[0]?.sequence ?? 0;
+  }
+
+  /** The indexed sequence of each of several providers (arms) of a workspace, in their order, in one statement. */
+  async indexedSequences(workspaceId: string, providers: readonly string[]): Promise<number[]> {
+    if (providers.length === 0) return [];
+    const rows = await this.db
+      .select({ provider: indexState.provider, sequence: indexState.indexedSequence })
+      .from(indexState)
+      .where(and(eq(indexState.workspaceId, workspaceId), inArray(indexState.provider, [...providers])));
+    const sequenceOf = new Map(rows.map((r) => [r.provider, r.sequence]));
+    return providers.map((provider) => sequenceOf.get(provider) ?? 0);
   }
 
   /** Move the indexed sequence forward (never back, whoever else advanced it). */

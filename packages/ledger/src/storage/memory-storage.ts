@@ -373,6 +373,24 @@ export class MemoryStorage {
   }
 
   /**
+   * Every revision of several memories, each with its memory's key, in one statement: what
+   * recall needs to decide on candidates and then present the chosen ones (their generation
+   * and key at knownAt follow from these rows, as `identitiesAt` reads them).
+   */
+  async revisionsWithKeys(
+    workspaceId: string,
+    memoryIds: readonly string[],
+  ): Promise<{ revision: RevisionRow; key: string | null }[]> {
+    if (memoryIds.length === 0) return [];
+    const rows = await this.db
+      .select({ revision: revisions, key: memories.key })
+      .from(revisions)
+      .innerJoin(memories, and(eq(memories.workspaceId, workspaceId), eq(memories.id, revisions.memoryId)))
+      .where(and(eq(revisions.workspaceId, workspaceId), inArray(revisions.memoryId, [...memoryIds])));
+    return rows.map((r) => ({ revision: r.revision, key: r.key ?? null }));
+  }
+
+  /**
    * The ledger alone answering a text query (recall while the search provider is down): current,
    * valid, unpurged revisions in the namespaces whose text contains any of the terms as exact
    * bytes, ordered by memory id.
