@@ -21,8 +21,10 @@ import { analyseDocument, analyseQuery } from './text-analysis';
  * `search.namespace_stats`), kept in `search.layout`. A deployment whose tables are of another
  * version (or that predates the record: version 1, `to_tsvector('simple')` ranked by `ts_rank`)
  * gets them dropped and recreated by `prepare`, and the indexer rebuilds them from the ledger.
+ * Version 3 keys `search.term_stats` by term before namespace: a recall over a workspace's
+ * thousand namespaces reads each query term's rows in one range, where version 2 scanned the table.
  */
-export const LEXICAL_LAYOUT_VERSION = 2;
+export const LEXICAL_LAYOUT_VERSION = 3;
 const LAYOUT_PART = 'lexical';
 
 /** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
@@ -37,7 +39,32 @@ const CLAIM_WAIT_MS = 60_000;
 const termVector = (terms: Iterable<string>): string => [...terms].map((t) => `'${t}'`).join(' ');
 
 /** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
-const constant = (value: number): SQL => sql.raw(`${value}::float8`);
+const constant = (value: number): SQL => {
+  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+  return sql.raw(`${value}::float8`);
+};
+
+/** A string literal written into the statement (standard-conforming: only quotes are doubled). */
+const literal = (text: string): SQL => sql.raw(`'${text.replaceAll("'", "''")}'`);
+
+/** A text[] literal written into the statement, each element double-quoted and escaped. */
+const literalArray = (values: readonly string[]): SQL =>
+  sql.raw(`'{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&').replaceAll("'", "''")}"`).join(',')}}'::text[]`);
+
+/**
+ * How far above the bound of the documents left out the last score kept must be for MaxScore to
+ * stop: scores are rounded to SCORE_DECIMALS, and float8 sums may differ from the bound's in
+ * their last bits.
+ */
+const BOUND_MARGIN = 1e-6;
+
+/** What BM25 needs of the addressed namespaces: N, avgdl, and per query term (aligned) df and idf. */
+interface BM25Statistics {
+  n: number;
+  averageLength: number;
+  df: number[];
+  idf: number[];
+}
 
 /**
  * Orders documents of equal score by their text (a digest of it), before their revision ids:
@@ -94,7 +121,7 @@ class StatisticsDelta {
     namespace.total_length += length;
     this.namespaces.set(scope, namespace);
     for (const term of terms) {
-      const key = `${scope}\u001f${term}`;
+      const key = `${document.workspaceId}\u001f${term}\u001f${document.namespaceId}`;
       const row = this.terms.get(key);
       if (row) row.documents += 1;
       else
@@ -200,7 +227,7 @@ export class PostgresSearchProvider implements SearchProvider {
           namespace_id text not null,
           term text not null,
           documents integer not null,
-          primary key (workspace_id, namespace_id, term)
+          primary key (workspace_id, term, namespace_id)
         ) with (fillfactor = 70)`);
     await tx.execute(sql`
         create table search.namespace_stats (
@@ -298,7 +325,7 @@ export class PostgresSearchProvider implements SearchProvider {
         insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
         select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
           as r(workspace_id text, namespace_id text, term text, documents integer)
-        on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
+        on conflict (workspace_id, term, namespace_id) do update set documents = s.documents + excluded.documents`);
     }
   }
 
@@ -338,70 +365,141 @@ export class PostgresSearchProvider implements SearchProvider {
     await tx.execute(sql`delete from search.namespace_stats where workspace_id = ${workspaceId} and documents <= 0`);
   }
 
+  /**
+   * BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the addressed
+   * namespaces; each matching document scores
+   * sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
+   *
+   * The statistics are read first (`statistics`), then the documents are scored with them
+   * (`scored`). A query holding common terms would score every document that holds one (a name
+   * in a third of a namespace: tens of thousands of rows at 100,000), so it is pruned as
+   * MaxScore does (Turtle and Flood, 1995), with the same answer: a term contributes at most
+   * idf * (k1 + 1) to any score, so the documents holding only the commonest terms score at most
+   * the sum of their bounds. The rarest terms are searched first, each document found scored on
+   * every query term; when the last of the `offset + limit` best found scores above that sum,
+   * no document left out can rank among them, ties included, and their order is the answer.
+   * Otherwise every document holding any term is scored.
+   */
   async search(query: SearchQuery): Promise<SearchHit[]> {
     const terms = analyseQuery(query.text);
     if (terms.length === 0 || query.namespaceIds.length === 0) return [];
-    const namespaces = list(query.namespaceIds);
-    const kinds = query.kinds?.length ? sql`and m.kind in (${list(query.kinds)})` : sql``;
     if (query.revisionIds?.length === 0) return [];
-    const only = query.revisionIds ? sql`and m.revision_id in (${list(query.revisionIds)})` : sql``;
-    // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
-    // addressed namespaces; each matching document scores
-    // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
-    // The statistics are computed once (materialized): before the tables have planner statistics,
-    // an inlined subquery was re-run for every matching document.
+    const statistics = await this.statistics(query, terms);
+    // No statistics: the namespaces hold no documents.
+    if (statistics === null) return [];
+    const wanted = query.offset + query.limit;
+    if (!query.revisionIds && terms.length > 1 && wanted > 0) {
+      const byRarity = terms
+        .map((term, i) => ({ term, df: statistics.df[i] as number, idf: statistics.idf[i] as number }))
+        .sort((a, b) => a.df - b.df);
+      // The rarest terms until they are held by `wanted` documents (counting a document once per term).
+      let held = 0;
+      let rare = 0;
+      while (rare < byRarity.length - 1 && held < wanted) {
+        held += byRarity[rare]?.df as number;
+        rare += 1;
+      }
+      const bound = byRarity.slice(rare).reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
+      // Tried only where it is likely to stop early: a document holding each rare term once, of
+      // average length, scores the sum of their idfs; with a bound above that (two words about
+      // as rare), the first pass would mostly be wasted.
+      const typical = byRarity.slice(0, rare).reduce((sum, t) => sum + t.idf, 0);
+      if (held >= wanted && bound < typical) {
+        const found = await this.scored(
+          query,
+          terms,
+          statistics,
+          byRarity.slice(0, rare).map((t) => t.term),
+          wanted,
+          0,
+        );
+        const last = found[wanted - 1];
+        if (last && last.score > bound + BOUND_MARGIN) return found.slice(query.offset);
+      }
+    }
+    return this.scored(query, terms, statistics, terms, query.limit, query.offset);
+  }
+
+  /**
+   * N, avgdl and each term's df and idf over the addressed namespaces, computed by Postgres (and
+   * written back into `scored`'s statement as the same float8 values: a float8 reads back exactly).
+   */
+  private async statistics(query: SearchQuery, terms: readonly string[]): Promise<BM25Statistics | null> {
+    const namespaces = literalArray(query.namespaceIds);
+    const rows = rowsOf<{ n: number | null; average_length: number; term: string | null; df: number; idf: number }>(
+      await this.db.execute(sql`
+        with scope as materialized (
+          select sum(documents)::float8 as n,
+                 sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
+            from search.namespace_stats
+           where workspace_id = ${literal(query.workspaceId)} and namespace_id = any(${namespaces})
+        )
+        select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
+          from scope
+          left join (select term, sum(documents)::float8 as df
+                       from search.term_stats
+                      where workspace_id = ${literal(query.workspaceId)} and term = any(${literalArray(terms)})
+                        and namespace_id = any(${namespaces})
+                      group by term) t on true`),
+    );
+    const first = rows[0];
+    if (!first || first.n === null) return null;
+    const byTerm = new Map(rows.filter((r) => r.term !== null).map((r) => [r.term as string, r]));
+    return {
+      n: Number(first.n),
+      averageLength: Number(first.average_length),
+      df: terms.map((t) => Number(byTerm.get(t)?.df ?? 0)),
+      idf: terms.map((t) => Number(byTerm.get(t)?.idf ?? 0)),
+    };
+  }
+
+  /**
+   * The documents holding any of `matching` (of the query's `terms`), scored on every query term,
+   * best first. Values are written into the statement, not sent as parameters: a prepared
+   * statement's generic plan would serve a namespace of a thousand documents and one of a
+   * hundred thousand alike, where each needs its own (the namespace's rows, or the term index).
+   */
+  private async scored(
+    query: SearchQuery,
+    terms: readonly string[],
+    statistics: BM25Statistics,
+    matching: readonly string[],
+    limit: number,
+    offset: number,
+  ): Promise<SearchHit[]> {
+    const kinds = query.kinds?.length ? sql`and m.kind = any(${literalArray(query.kinds)})` : sql``;
+    const only = query.revisionIds ? sql`and m.revision_id = any(${literalArray(query.revisionIds)})` : sql``;
     // Each query term's frequency is read from the document's aligned term and frequency arrays
-    // (array_position), and its idf from one row computed once (materialized): no unnesting, no
-    // grouping per document, so a common term's thousand matches stay cheap.
+    // (array_position): no unnesting, no grouping per document.
     const frequencies = sql.join(
       terms.map(
-        (term, i) => sql`coalesce(m.frequencies[array_position(m.terms, ${term}::text)], 0) as ${sql.raw(`f${i}`)}`,
-      ),
-      sql`, `,
-    );
-    const idfs = sql.join(
-      terms.map(
         (term, i) =>
-          sql`coalesce(max(ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5))) filter (where t.term = ${term}::text), 0) as ${sql.raw(`w${i}`)}`,
+          sql`coalesce(m.frequencies[array_position(m.terms, ${literal(term)}::text)], 0) as ${sql.raw(`f${i}`)}`,
       ),
       sql`, `,
     );
-    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length)`;
+    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / ${constant(statistics.averageLength)})`;
     const score = sql.join(
       terms.map((_, i) => {
-        const [f, w] = [sql.raw(`f.f${i}`), sql.raw(`w.w${i}`)];
-        return sql`${w} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
+        const f = sql.raw(`f.f${i}`);
+        return sql`${constant(statistics.idf[i] as number)} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
       }),
       sql` + `,
     );
     const result = await this.db.execute(sql`
-      with scope as materialized (
-        select sum(documents)::float8 as n,
-               sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
-          from search.namespace_stats
-         where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
-      ), weights as materialized (
-        select ${idfs}
-          from (select term, sum(documents)::float8 as df
-                  from search.term_stats
-                 where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
-                   and term in (${list(terms)})
-                 group by term) t, scope
-      )
       select m.revision_id, m.memory_id,
              round((${score})::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
         from search.documents m
         cross join lateral (select ${frequencies}) as f
-        cross join scope
-        cross join weights w
-       where m.workspace_id = ${query.workspaceId}
-         and m.namespace_id in (${namespaces})
+       where m.workspace_id = ${literal(query.workspaceId)}
+         and m.namespace_id = any(${literalArray(query.namespaceIds)})
          ${kinds} ${only}
-         and m.tsv @@ ${anyOf(terms)}::tsquery
-         and m.recorded_at <= ${query.knownAt} and (m.recorded_until is null or m.recorded_until > ${query.knownAt})
-         and m.valid_from <= ${query.asOf} and (m.valid_to is null or m.valid_to > ${query.asOf})
+         and m.tsv @@ ${literal(anyOf(matching))}::tsquery
+         and m.recorded_at <= ${constant(query.knownAt)}
+         and (m.recorded_until is null or m.recorded_until > ${constant(query.knownAt)})
+         and m.valid_from <= ${constant(query.asOf)} and (m.valid_to is null or m.valid_to > ${constant(query.asOf)})
        order by score desc, m.content_key collate "C", m.revision_id collate "C"
-       limit ${query.limit} offset ${query.offset}`);
+       limit ${sql.raw(String(Math.trunc(limit)))} offset ${sql.raw(String(Math.trunc(offset)))}`);
     return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
       revisionId: r.revision_id,
       memoryId: r.memory_id,
