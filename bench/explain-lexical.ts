@@ -1,6 +1,8 @@
 /**
- * Scratch: EXPLAIN (ANALYZE, BUFFERS) of the lexical arm's query on a kept scale database.
- * Usage: tsx explain-lexical.ts <size> <scope: namespace|large|workspace> "<query>" [limit]
+ * EXPLAIN (ANALYZE, BUFFERS) of the lexical arm's statements on a database kept by `scale --keep`:
+ * each statement the provider sends is explained, then run, and the search is done twice (the
+ * second time with the catalog and the pages cached).
+ * Usage: pnpm --filter @tms/bench exec tsx explain-lexical.ts <size> <namespace|large|workspace> "<query>" [limit]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,28 +27,30 @@ try {
   const db = ledger.handle.db;
   const explaining = new Proxy(db, {
     get(target, prop, receiver) {
-      if (prop === 'execute') {
-        return async (query: never) => {
-          const result = await target.execute(sql`explain (analyze, buffers) ${query}`);
-          for (const row of result as unknown as { 'QUERY PLAN': string }[])
-            process.stdout.write(`${row['QUERY PLAN']}\n`);
-          return [];
-        };
-      }
-      return Reflect.get(target, prop, receiver);
+      if (prop !== 'execute') return Reflect.get(target, prop, receiver);
+      return async (query: never) => {
+        const plan = await target.execute(sql`explain (analyze, buffers) ${query}`);
+        for (const row of plan as unknown as { 'QUERY PLAN': string }[]) process.stdout.write(`${row['QUERY PLAN']}\n`);
+        process.stdout.write('----\n');
+        return target.execute(query);
+      };
     },
   });
   const provider = new PostgresSearchProvider(explaining as never);
   const now = Date.now() / 1000;
-  await provider.search({
-    workspaceId: state.workspace,
-    namespaceIds,
-    text,
-    asOf: now,
-    knownAt: now,
-    limit: Number(limit ?? 40),
-    offset: 0,
-  });
+  for (const round of [1, 2]) {
+    process.stdout.write(`==== round ${round}\n`);
+    const hits = await provider.search({
+      workspaceId: state.workspace,
+      namespaceIds,
+      text,
+      asOf: now,
+      knownAt: now,
+      limit: Number(limit ?? 40),
+      offset: 0,
+    });
+    process.stdout.write(`${hits.length} hits\n`);
+  }
 } finally {
   await ledger.close();
 }

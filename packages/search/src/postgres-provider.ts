@@ -58,6 +58,9 @@ const literalArray = (values: readonly string[]): SQL =>
  */
 const BOUND_MARGIN = 1e-6;
 
+/** Up to this many namespaces, the statistics are read by their key; over more, a term's rows at once. */
+const FEW_NAMESPACES = 16;
+
 /** What BM25 needs of the addressed namespaces: N, avgdl, and per query term (aligned) df and idf. */
 interface BM25Statistics {
   n: number;
@@ -426,6 +429,15 @@ export class PostgresSearchProvider implements SearchProvider {
    */
   private async statistics(query: SearchQuery, terms: readonly string[]): Promise<BM25Statistics | null> {
     const namespaces = literalArray(query.namespaceIds);
+    const ofTerms = sql`select namespace_id, term, documents from search.term_stats
+       where workspace_id = ${literal(query.workspaceId)} and term = any(${literalArray(terms)})`;
+    // Over many namespaces, each term's rows are read in one range of the key (term before
+    // namespace) and the scope's kept: asked for both lists at once, Postgres would plan a probe
+    // per term and namespace, or, costing that, scan the table.
+    const termRows =
+      query.namespaceIds.length > FEW_NAMESPACES
+        ? sql`, term_rows as materialized (${ofTerms})`
+        : sql`, term_rows as (${ofTerms} and namespace_id = any(${namespaces}))`;
     const rows = rowsOf<{ n: number | null; average_length: number; term: string | null; df: number; idf: number }>(
       await this.db.execute(sql`
         with scope as materialized (
@@ -434,12 +446,12 @@ export class PostgresSearchProvider implements SearchProvider {
             from search.namespace_stats
            where workspace_id = ${literal(query.workspaceId)} and namespace_id = any(${namespaces})
         )
+        ${termRows}
         select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
           from scope
           left join (select term, sum(documents)::float8 as df
-                       from search.term_stats
-                      where workspace_id = ${literal(query.workspaceId)} and term = any(${literalArray(terms)})
-                        and namespace_id = any(${namespaces})
+                       from term_rows
+                      where namespace_id = any(${namespaces})
                       group by term) t on true`),
     );
     const first = rows[0];

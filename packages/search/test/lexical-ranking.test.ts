@@ -239,6 +239,9 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
     const averageLength = 19 / 9;
     const expected = (idf * 1 * 2.2) / (1 + 1.2 * (0.25 + (0.75 * 2) / averageLength));
     expect(both[0]?.score).toBeCloseTo(expected, 8);
+    // Over many namespaces (their statistics read term by term), the same statistics.
+    const many = ['ns_a', 'ns_b', ...Array.from({ length: 30 }, (_, i) => `ns_empty_${i}`)];
+    expect(await search(ws, 'otter', many)).toEqual(both);
   });
 
   it('keeps the term statistics exact through re-applies, corrections and purges', async () => {
