@@ -23,8 +23,10 @@ import { analyseDocument, analyseQuery } from './text-analysis';
  * gets them dropped and recreated by `prepare`, and the indexer rebuilds them from the ledger.
  * Version 3 keys `search.term_stats` by term before namespace: a recall over a workspace's
  * thousand namespaces reads each query term's rows in one range, where version 2 scanned the table.
+ * Version 4 adds to each term's row the bounds MaxScore prunes with (`search`): the highest
+ * frequency of the term in a document and the shortest document holding it.
  */
-export const LEXICAL_LAYOUT_VERSION = 3;
+export const LEXICAL_LAYOUT_VERSION = 4;
 const LAYOUT_PART = 'lexical';
 
 /** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
@@ -67,6 +69,22 @@ interface BM25Statistics {
   averageLength: number;
   df: number[];
   idf: number[];
+  /** Per term, the highest frequency in a document and the shortest document holding it (bounds, see `remove`). */
+  maxFrequency: number[];
+  minLength: number[];
+}
+
+/**
+ * The most term i can add to a document's score: BM25's term score grows with the frequency and
+ * falls with the length, so no document scores more on it than the highest frequency would in
+ * the shortest document holding it (from different documents, perhaps: still a bound).
+ */
+function termBound(statistics: BM25Statistics, i: number): number {
+  const idf = statistics.idf[i] as number;
+  const frequency = statistics.maxFrequency[i] as number;
+  if (idf === 0 || frequency === 0) return 0;
+  const norm = K1 * (1 - B + (B * (statistics.minLength[i] as number)) / statistics.averageLength);
+  return (idf * frequency * (K1 + 1)) / (frequency + norm);
 }
 
 /**
@@ -109,10 +127,17 @@ class StatisticsDelta {
   >();
   private readonly terms = new Map<
     string,
-    { workspace_id: string; namespace_id: string; term: string; documents: number }
+    {
+      workspace_id: string;
+      namespace_id: string;
+      term: string;
+      documents: number;
+      max_frequency: number;
+      min_length: number;
+    }
   >();
 
-  add({ document, terms, length }: AnalysedRow): void {
+  add({ document, terms, frequencies, length }: AnalysedRow): void {
     const scope = `${document.workspaceId}\u001f${document.namespaceId}`;
     const namespace = this.namespaces.get(scope) ?? {
       workspace_id: document.workspaceId,
@@ -123,16 +148,22 @@ class StatisticsDelta {
     namespace.documents += 1;
     namespace.total_length += length;
     this.namespaces.set(scope, namespace);
-    for (const term of terms) {
+    for (const [i, term] of terms.entries()) {
       const key = `${document.workspaceId}\u001f${term}\u001f${document.namespaceId}`;
+      const frequency = frequencies[i] as number;
       const row = this.terms.get(key);
-      if (row) row.documents += 1;
-      else
+      if (row) {
+        row.documents += 1;
+        row.max_frequency = Math.max(row.max_frequency, frequency);
+        row.min_length = Math.min(row.min_length, length);
+      } else
         this.terms.set(key, {
           workspace_id: document.workspaceId,
           namespace_id: document.namespaceId,
           term,
           documents: 1,
+          max_frequency: frequency,
+          min_length: length,
         });
     }
   }
@@ -230,6 +261,8 @@ export class PostgresSearchProvider implements SearchProvider {
           namespace_id text not null,
           term text not null,
           documents integer not null,
+          max_frequency integer not null,
+          min_length integer not null,
           primary key (workspace_id, term, namespace_id)
         ) with (fillfactor = 70)`);
     await tx.execute(sql`
@@ -325,14 +358,19 @@ export class PostgresSearchProvider implements SearchProvider {
     const terms = counts.termRows();
     for (let i = 0; i < terms.length; i += 5000) {
       await tx.execute(sql`
-        insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
+        insert into search.term_stats as s (workspace_id, namespace_id, term, documents, max_frequency, min_length)
         select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
-          as r(workspace_id text, namespace_id text, term text, documents integer)
-        on conflict (workspace_id, term, namespace_id) do update set documents = s.documents + excluded.documents`);
+          as r(workspace_id text, namespace_id text, term text, documents integer, max_frequency integer, min_length integer)
+        on conflict (workspace_id, term, namespace_id) do update
+          set documents = s.documents + excluded.documents,
+              max_frequency = greatest(s.max_frequency, excluded.max_frequency),
+              min_length = least(s.min_length, excluded.min_length)`);
     }
   }
 
   /** Delete documents and uncount their terms; a term no document holds any more leaves no row behind. */
+  // A term's frequency and length bounds are left as they were: bounds of the documents left,
+  // looser than need be until the row goes (no document holding the term) and comes back anew.
   private async remove(tx: Database, workspaceId: string, revisionIds: readonly string[]): Promise<void> {
     const emptied = await tx.execute(sql`
       with gone as (
@@ -376,9 +414,9 @@ export class PostgresSearchProvider implements SearchProvider {
    * The statistics are read first (`statistics`), then the documents are scored with them
    * (`scored`). A query holding common terms would score every document that holds one (a name
    * in a third of a namespace: tens of thousands of rows at 100,000), so it is pruned as
-   * MaxScore does (Turtle and Flood, 1995), with the same answer: a term contributes at most
-   * idf * (k1 + 1) to any score, so the documents holding only the commonest terms score at most
-   * the sum of their bounds. The rarest terms are searched first, each document found scored on
+   * MaxScore does (Turtle and Flood, 1995), with the same answer: a term contributes to any
+   * score at most its bound (`termBound`: its highest frequency in the shortest document holding
+   * it), so the documents holding only the commonest terms score at most the sum of their bounds. The rarest terms are searched first, each document found scored on
    * every query term; when the last of the `offset + limit` best found scores above that sum,
    * no document left out can rank among them, ties included, and their order is the answer.
    * Otherwise every document holding any term is scored.
@@ -393,7 +431,12 @@ export class PostgresSearchProvider implements SearchProvider {
     const wanted = query.offset + query.limit;
     if (!query.revisionIds && terms.length > 1 && wanted > 0) {
       const byRarity = terms
-        .map((term, i) => ({ term, df: statistics.df[i] as number, idf: statistics.idf[i] as number }))
+        .map((term, i) => ({
+          term,
+          df: statistics.df[i] as number,
+          idf: statistics.idf[i] as number,
+          bound: termBound(statistics, i),
+        }))
         .sort((a, b) => a.df - b.df);
       // The rarest terms until they are held by `wanted` documents (counting a document once per term).
       let held = 0;
@@ -402,7 +445,7 @@ export class PostgresSearchProvider implements SearchProvider {
         held += byRarity[rare]?.df as number;
         rare += 1;
       }
-      const bound = byRarity.slice(rare).reduce((sum, t) => sum + t.idf * (K1 + 1), 0);
+      const bound = byRarity.slice(rare).reduce((sum, t) => sum + t.bound, 0);
       // Tried only where it is likely to stop early: a document holding each rare term once, of
       // average length, scores the sum of their idfs; with a bound above that (two words about
       // as rare), the first pass would mostly be wasted.
@@ -429,7 +472,7 @@ export class PostgresSearchProvider implements SearchProvider {
    */
   private async statistics(query: SearchQuery, terms: readonly string[]): Promise<BM25Statistics | null> {
     const namespaces = literalArray(query.namespaceIds);
-    const ofTerms = sql`select namespace_id, term, documents from search.term_stats
+    const ofTerms = sql`select namespace_id, term, documents, max_frequency, min_length from search.term_stats
        where workspace_id = ${literal(query.workspaceId)} and term = any(${literalArray(terms)})`;
     // Over many namespaces, each term's rows are read in one range of the key (term before
     // namespace) and the scope's kept: asked for both lists at once, Postgres would plan a probe
@@ -438,7 +481,15 @@ export class PostgresSearchProvider implements SearchProvider {
       query.namespaceIds.length > FEW_NAMESPACES
         ? sql`, term_rows as materialized (${ofTerms})`
         : sql`, term_rows as (${ofTerms} and namespace_id = any(${namespaces}))`;
-    const rows = rowsOf<{ n: number | null; average_length: number; term: string | null; df: number; idf: number }>(
+    const rows = rowsOf<{
+      n: number | null;
+      average_length: number;
+      term: string | null;
+      df: number;
+      idf: number;
+      max_frequency: number;
+      min_length: number;
+    }>(
       await this.db.execute(sql`
         with scope as materialized (
           select sum(documents)::float8 as n,
@@ -447,9 +498,11 @@ export class PostgresSearchProvider implements SearchProvider {
            where workspace_id = ${literal(query.workspaceId)} and namespace_id = any(${namespaces})
         )
         ${termRows}
-        select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf
+        select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf,
+               t.max_frequency, t.min_length
           from scope
-          left join (select term, sum(documents)::float8 as df
+          left join (select term, sum(documents)::float8 as df, max(max_frequency) as max_frequency,
+                            min(min_length) as min_length
                        from term_rows
                       where namespace_id = any(${namespaces})
                       group by term) t on true`),
@@ -462,6 +515,8 @@ export class PostgresSearchProvider implements SearchProvider {
       averageLength: Number(first.average_length),
       df: terms.map((t) => Number(byTerm.get(t)?.df ?? 0)),
       idf: terms.map((t) => Number(byTerm.get(t)?.idf ?? 0)),
+      maxFrequency: terms.map((t) => Number(byTerm.get(t)?.max_frequency ?? 0)),
+      minLength: terms.map((t) => Number(byTerm.get(t)?.min_length ?? 0)),
     };
   }
 

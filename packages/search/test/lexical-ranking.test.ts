@@ -160,7 +160,7 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
       if (i % 7 === 0) words.push('river');
       if (i % 10 === 4) words.push('stone', 'stone', 'stone', 'stone');
       if (i % 15 === 1) words.push('quartz');
-      if (i % 15 === 0) words.push('zephyr', ...Array.from({ length: 60 }, (_, k) => `filler${k}`));
+      if (i % 15 === 0) words.push('zephyr', ...Array.from({ length: 40 }, (_, k) => `filler${k}`));
       return `${words.join(' ')} ${'word '.repeat(i % 5)}day ${i % 40 < 30 ? i : 'same'}`;
     });
     const documents = texts.map((text, i) =>
