@@ -438,29 +438,28 @@ export class PostgresSearchProvider implements SearchProvider {
           bound: termBound(statistics, i),
         }))
         .sort((a, b) => a.df - b.df);
-      // The rarest terms until they are held by `wanted` documents (counting a document once per term).
-      let held = 0;
-      let rare = 0;
-      while (rare < byRarity.length - 1 && held < wanted) {
-        held += byRarity[rare]?.df as number;
-        rare += 1;
-      }
-      const bound = byRarity.slice(rare).reduce((sum, t) => sum + t.bound, 0);
-      // Tried only where it is likely to stop early: a document holding each rare term once, of
-      // average length, scores the sum of their idfs; with a bound above that (two words about
-      // as rare), the first pass would mostly be wasted.
-      const typical = byRarity.slice(0, rare).reduce((sum, t) => sum + t.idf, 0);
-      if (held >= wanted && bound < typical) {
+      // The first pass searches the rarest terms, as few as will do: held by `wanted` documents
+      // at least (a document counted once per term), and with the other terms' bounds summing
+      // below what a document holding each rare term once, of average length, scores (the sum of
+      // their idfs). Past that the pass is unlikely to stop early (two words about as rare), and
+      // every document is scored at once.
+      for (let rare = 1; rare < byRarity.length; rare += 1) {
+        const first = byRarity.slice(0, rare);
+        const held = first.reduce((sum, t) => sum + t.df, 0);
+        const typical = first.reduce((sum, t) => sum + t.idf, 0);
+        const bound = byRarity.slice(rare).reduce((sum, t) => sum + t.bound, 0);
+        if (held < wanted || bound >= typical) continue;
         const found = await this.scored(
           query,
           terms,
           statistics,
-          byRarity.slice(0, rare).map((t) => t.term),
+          first.map((t) => t.term),
           wanted,
           0,
         );
         const last = found[wanted - 1];
         if (last && last.score > bound + BOUND_MARGIN) return found.slice(query.offset);
+        break;
       }
     }
     return this.scored(query, terms, statistics, terms, query.limit, query.offset);
