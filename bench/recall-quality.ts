@@ -8,7 +8,7 @@
  * BM25 computed here over the same turns, with recall latency and the write rate.
  *
  * Usage: pnpm bench:recall [file] [--ledger pglite|postgres|both] [--modes lexical,semantic,hybrid]
- *        [--json out.json] [--http]
+ *        [--json out.json] [--rankings out.json] [--http]
  * `--http` writes and asks over HTTP against the gateway as `pnpm start` runs it (recall-http.ts)
  * instead of calling the domain in this process.
  * The file defaults to ../shared/bench-data/locomo-dev.json from the project root.
@@ -61,6 +61,7 @@ function parseArgs(argv: string[]) {
   let ledgers: LedgerKind[] = ['pglite', 'postgres'];
   let modes: Mode[] = [...MODES];
   let json: string | null = null;
+  let rankings: string | null = null;
   let http = false;
   // pnpm runs the script in bench/: paths given on the command line are relative to where it was typed.
   const typedIn = process.env.INIT_CWD ?? process.cwd();
@@ -84,13 +85,15 @@ function parseArgs(argv: string[]) {
       http = true;
     } else if (arg === '--json') {
       json = path.resolve(typedIn, value());
+    } else if (arg === '--rankings') {
+      rankings = path.resolve(typedIn, value());
     } else if (arg.startsWith('--')) {
       throw new Error(`unknown option ${arg}`);
     } else {
       file = path.resolve(typedIn, arg);
     }
   }
-  return { file, ledgers, modes, json, http };
+  return { file, ledgers, modes, json, rankings, http };
 }
 
 // ---- the service ----------------------------------------------------------------------------
@@ -438,6 +441,13 @@ async function main() {
     }
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+
+  // Every question's ranking per ledger and mode, to compare two runs (a change that must not alter them).
+  if (options.rankings) {
+    const all = Object.fromEntries(runs.map((run) => [run.ledger, Object.fromEntries(run.rankings)]));
+    fs.writeFileSync(options.rankings, `${JSON.stringify(all)}\n`);
+    log(`wrote ${options.rankings}`);
+  }
 
   if (options.json) {
     const report = {

@@ -23,8 +23,12 @@ import { analyseDocument, analyseQuery } from './text-analysis';
  * `search.namespace_stats`), kept in `search.layout`. A deployment whose tables are of another
  * version (or that predates the record: version 1, `to_tsvector('simple')` ranked by `ts_rank`)
  * gets them dropped and recreated by `prepare`, and the indexer rebuilds them from the ledger.
+ * Version 3 keys `search.term_stats` by term before namespace: a recall over a workspace's
+ * thousand namespaces reads each query term's rows in one range, where version 2 scanned the table.
+ * Version 4 adds to each term's row the bounds MaxScore prunes with (`search`): the highest
+ * frequency of the term in a document and the shortest document holding it.
  */
-export const LEXICAL_LAYOUT_VERSION = 2;
+export const LEXICAL_LAYOUT_VERSION = 4;
 const LAYOUT_PART = 'lexical';
 
 /** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
@@ -39,7 +43,55 @@ const CLAIM_WAIT_MS = 60_000;
 const termVector = (terms: Iterable<string>): string => [...terms].map((t) => `'${t}'`).join(' ');
 
 /** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
-const constant = (value: number): SQL => sql.raw(`${value}::float8`);
+const constant = (value: number): SQL => {
+  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
+  return sql.raw(`${value}::float8`);
+};
+
+/** A string literal written into the statement (standard-conforming: only quotes are doubled). */
+const literal = (text: string): SQL => sql.raw(`'${text.replaceAll("'", "''")}'`);
+
+/** A text[] literal written into the statement, each element double-quoted and escaped. */
+const literalArray = (values: readonly string[]): SQL =>
+  sql.raw(`'{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&').replaceAll("'", "''")}"`).join(',')}}'::text[]`);
+
+/**
+ * How far above the bound of the documents left out the last score kept must be for MaxScore to
+ * stop: scores are rounded to SCORE_DECIMALS, and float8 sums may differ from the bound's in
+ * their last bits.
+ */
+const BOUND_MARGIN = 1e-6;
+
+/** A scope of more documents than this, searched for words held by less than RARE_SHARE of them, is searched by the term index alone. */
+const LARGE_SCOPE = 20_000;
+const RARE_SHARE = 0.02;
+
+/** Up to this many namespaces, the statistics are read by their key; over more, a term's rows at once. */
+const FEW_NAMESPACES = 16;
+
+/** What BM25 needs of the addressed namespaces: N, avgdl, and per query term (aligned) df and idf. */
+interface BM25Statistics {
+  n: number;
+  averageLength: number;
+  df: number[];
+  idf: number[];
+  /** Per term, the highest frequency in a document and the shortest document holding it (bounds, see `remove`). */
+  maxFrequency: number[];
+  minLength: number[];
+}
+
+/**
+ * The most term i can add to a document's score: BM25's term score grows with the frequency and
+ * falls with the length, so no document scores more on it than the highest frequency would in
+ * the shortest document holding it (from different documents, perhaps: still a bound).
+ */
+function termBound(statistics: BM25Statistics, i: number): number {
+  const idf = statistics.idf[i] as number;
+  const frequency = statistics.maxFrequency[i] as number;
+  if (idf === 0 || frequency === 0) return 0;
+  const norm = K1 * (1 - B + (B * (statistics.minLength[i] as number)) / statistics.averageLength);
+  return (idf * frequency * (K1 + 1)) / (frequency + norm);
+}
 
 /**
  * Orders documents of equal score by their text (a digest of it), before their revision ids:
@@ -81,10 +133,17 @@ class StatisticsDelta {
   >();
   private readonly terms = new Map<
     string,
-    { workspace_id: string; namespace_id: string; term: string; documents: number }
+    {
+      workspace_id: string;
+      namespace_id: string;
+      term: string;
+      documents: number;
+      max_frequency: number;
+      min_length: number;
+    }
   >();
 
-  add({ document, terms, length }: AnalysedRow): void {
+  add({ document, terms, frequencies, length }: AnalysedRow): void {
     const scope = `${document.workspaceId}\u001f${document.namespaceId}`;
     const namespace = this.namespaces.get(scope) ?? {
       workspace_id: document.workspaceId,
@@ -95,16 +154,22 @@ class StatisticsDelta {
     namespace.documents += 1;
     namespace.total_length += length;
     this.namespaces.set(scope, namespace);
-    for (const term of terms) {
-      const key = `${scope}\u001f${term}`;
+    for (const [i, term] of terms.entries()) {
+      const key = `${document.workspaceId}\u001f${term}\u001f${document.namespaceId}`;
+      const frequency = frequencies[i] as number;
       const row = this.terms.get(key);
-      if (row) row.documents += 1;
-      else
+      if (row) {
+        row.documents += 1;
+        row.max_frequency = Math.max(row.max_frequency, frequency);
+        row.min_length = Math.min(row.min_length, length);
+      } else
         this.terms.set(key, {
           workspace_id: document.workspaceId,
           namespace_id: document.namespaceId,
           term,
           documents: 1,
+          max_frequency: frequency,
+          min_length: length,
         });
     }
   }
@@ -202,7 +267,9 @@ export class PostgresSearchProvider implements SearchProvider {
           namespace_id text not null,
           term text not null,
           documents integer not null,
-          primary key (workspace_id, namespace_id, term)
+          max_frequency integer not null,
+          min_length integer not null,
+          primary key (workspace_id, term, namespace_id)
         ) with (fillfactor = 70)`);
     await tx.execute(sql`
         create table search.namespace_stats (
@@ -297,14 +364,19 @@ export class PostgresSearchProvider implements SearchProvider {
     const terms = counts.termRows();
     for (let i = 0; i < terms.length; i += 5000) {
       await tx.execute(sql`
-        insert into search.term_stats as s (workspace_id, namespace_id, term, documents)
+        insert into search.term_stats as s (workspace_id, namespace_id, term, documents, max_frequency, min_length)
         select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
-          as r(workspace_id text, namespace_id text, term text, documents integer)
-        on conflict (workspace_id, namespace_id, term) do update set documents = s.documents + excluded.documents`);
+          as r(workspace_id text, namespace_id text, term text, documents integer, max_frequency integer, min_length integer)
+        on conflict (workspace_id, term, namespace_id) do update
+          set documents = s.documents + excluded.documents,
+              max_frequency = greatest(s.max_frequency, excluded.max_frequency),
+              min_length = least(s.min_length, excluded.min_length)`);
     }
   }
 
   /** Delete documents and uncount their terms; a term no document holds any more leaves no row behind. */
+  // A term's frequency and length bounds are left as they were: bounds of the documents left,
+  // looser than need be until the row goes (no document holding the term) and comes back anew.
   private async remove(tx: Database, workspaceId: string, revisionIds: readonly string[]): Promise<void> {
     const emptied = await tx.execute(sql`
       with gone as (
@@ -340,70 +412,173 @@ export class PostgresSearchProvider implements SearchProvider {
     await tx.execute(sql`delete from search.namespace_stats where workspace_id = ${workspaceId} and documents <= 0`);
   }
 
+  /**
+   * BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the addressed
+   * namespaces; each matching document scores
+   * sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
+   *
+   * The statistics are read first (`statistics`), then the documents are scored with them
+   * (`scored`). A query holding common terms would score every document that holds one (a name
+   * in a third of a namespace: tens of thousands of rows at 100,000), so it is pruned as
+   * MaxScore does (Turtle and Flood, 1995), with the same answer: a term contributes to any
+   * score at most its bound (`termBound`: its highest frequency in the shortest document holding
+   * it), so the documents holding only the commonest terms score at most the sum of their bounds. The rarest terms are searched first, each document found scored on
+   * every query term; when the last of the `offset + limit` best found scores above that sum,
+   * no document left out can rank among them, ties included, and their order is the answer.
+   * Otherwise every document holding any term is scored.
+   */
   async search(query: SearchQuery): Promise<SearchHit[]> {
     const terms = analyseQuery(query.text);
     if (terms.length === 0 || query.namespaceIds.length === 0) return [];
-    const namespaces = list(query.namespaceIds);
-    const kinds = query.kinds?.length ? sql`and m.kind in (${list(query.kinds)})` : sql``;
     if (query.revisionIds?.length === 0) return [];
-    const only = query.revisionIds ? sql`and m.revision_id in (${list(query.revisionIds)})` : sql``;
-    // BM25: idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) with N and df summed over the
-    // addressed namespaces; each matching document scores
-    // sum over its query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl)).
-    // The statistics are computed once (materialized): before the tables have planner statistics,
-    // an inlined subquery was re-run for every matching document.
+    const statistics = await this.statistics(query, terms);
+    // No statistics: the namespaces hold no documents.
+    if (statistics === null) return [];
+    const wanted = query.offset + query.limit;
+    if (!query.revisionIds && terms.length > 1 && wanted > 0) {
+      const byRarity = terms
+        .map((term, i) => ({
+          term,
+          df: statistics.df[i] as number,
+          idf: statistics.idf[i] as number,
+          bound: termBound(statistics, i),
+        }))
+        .sort((a, b) => a.df - b.df);
+      // The first pass searches the rarest terms, as few as will do: held by `wanted` documents
+      // at least (a document counted once per term), and with the other terms' bounds summing
+      // below what a document holding each rare term once, of average length, scores (the sum of
+      // their idfs). Past that the pass is unlikely to stop early (two words about as rare), and
+      // every document is scored at once.
+      for (let rare = 1; rare < byRarity.length; rare += 1) {
+        const first = byRarity.slice(0, rare);
+        const held = first.reduce((sum, t) => sum + t.df, 0);
+        const typical = first.reduce((sum, t) => sum + t.idf, 0);
+        const bound = byRarity.slice(rare).reduce((sum, t) => sum + t.bound, 0);
+        if (held < wanted || bound >= typical) continue;
+        const found = await this.scored(
+          query,
+          terms,
+          statistics,
+          first.map((t) => t.term),
+          wanted,
+          0,
+        );
+        const last = found[wanted - 1];
+        if (last && last.score > bound + BOUND_MARGIN) return found.slice(query.offset);
+        break;
+      }
+    }
+    return this.scored(query, terms, statistics, terms, query.limit, query.offset);
+  }
+
+  /**
+   * N, avgdl and each term's df and idf over the addressed namespaces, computed by Postgres (and
+   * written back into `scored`'s statement as the same float8 values: a float8 reads back exactly).
+   */
+  private async statistics(query: SearchQuery, terms: readonly string[]): Promise<BM25Statistics | null> {
+    const namespaces = literalArray(query.namespaceIds);
+    const ofTerms = sql`select namespace_id, term, documents, max_frequency, min_length from search.term_stats
+       where workspace_id = ${literal(query.workspaceId)} and term = any(${literalArray(terms)})`;
+    // Over many namespaces, each term's rows are read in one range of the key (term before
+    // namespace) and the scope's kept: asked for both lists at once, Postgres would plan a probe
+    // per term and namespace, or, costing that, scan the table.
+    const termRows =
+      query.namespaceIds.length > FEW_NAMESPACES
+        ? sql`, term_rows as materialized (${ofTerms})`
+        : sql`, term_rows as (${ofTerms} and namespace_id = any(${namespaces}))`;
+    const rows = rowsOf<{
+      n: number | null;
+      average_length: number;
+      term: string | null;
+      df: number;
+      idf: number;
+      max_frequency: number;
+      min_length: number;
+    }>(
+      await this.db.execute(sql`
+        with scope as materialized (
+          select sum(documents)::float8 as n,
+                 sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
+            from search.namespace_stats
+           where workspace_id = ${literal(query.workspaceId)} and namespace_id = any(${namespaces})
+        )
+        ${termRows}
+        select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf,
+               t.max_frequency, t.min_length
+          from scope
+          left join (select term, sum(documents)::float8 as df, max(max_frequency) as max_frequency,
+                            min(min_length) as min_length
+                       from term_rows
+                      where namespace_id = any(${namespaces})
+                      group by term) t on true`),
+    );
+    const first = rows[0];
+    if (!first || first.n === null) return null;
+    const byTerm = new Map(rows.filter((r) => r.term !== null).map((r) => [r.term as string, r]));
+    return {
+      n: Number(first.n),
+      averageLength: Number(first.average_length),
+      df: terms.map((t) => Number(byTerm.get(t)?.df ?? 0)),
+      idf: terms.map((t) => Number(byTerm.get(t)?.idf ?? 0)),
+      maxFrequency: terms.map((t) => Number(byTerm.get(t)?.max_frequency ?? 0)),
+      minLength: terms.map((t) => Number(byTerm.get(t)?.min_length ?? 0)),
+    };
+  }
+
+  /**
+   * The documents holding any of `matching` (of the query's `terms`), scored on every query term,
+   * best first. Values are written into the statement, not sent as parameters: a prepared
+   * statement's generic plan would serve a namespace of a thousand documents and one of a
+   * hundred thousand alike, where each needs its own (the namespace's rows, or the term index).
+   */
+  private async scored(
+    query: SearchQuery,
+    terms: readonly string[],
+    statistics: BM25Statistics,
+    matching: readonly string[],
+    limit: number,
+    offset: number,
+  ): Promise<SearchHit[]> {
+    const kinds = query.kinds?.length ? sql`and m.kind = any(${literalArray(query.kinds)})` : sql``;
+    // Words held by few of many documents in scope are found by the term index alone, each row
+    // then checked for its namespace: Postgres would otherwise also read the namespace index
+    // for every document of the scope (100,000 entries, 50 ms) to intersect the two. The
+    // expression hides that index from it.
+    const held = matching.reduce((sum, term) => sum + (statistics.df[terms.indexOf(term)] ?? 0), 0);
+    const rareInScope = statistics.n > LARGE_SCOPE && held < statistics.n * RARE_SHARE;
+    const namespaceColumn = rareInScope ? sql`(m.namespace_id || '')` : sql`m.namespace_id`;
+    const only = query.revisionIds ? sql`and m.revision_id = any(${literalArray(query.revisionIds)})` : sql``;
     // Each query term's frequency is read from the document's aligned term and frequency arrays
-    // (array_position), and its idf from one row computed once (materialized): no unnesting, no
-    // grouping per document, so a common term's thousand matches stay cheap.
+    // (array_position): no unnesting, no grouping per document.
     const frequencies = sql.join(
       terms.map(
-        (term, i) => sql`coalesce(m.frequencies[array_position(m.terms, ${term}::text)], 0) as ${sql.raw(`f${i}`)}`,
-      ),
-      sql`, `,
-    );
-    const idfs = sql.join(
-      terms.map(
         (term, i) =>
-          sql`coalesce(max(ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5))) filter (where t.term = ${term}::text), 0) as ${sql.raw(`w${i}`)}`,
+          sql`coalesce(m.frequencies[array_position(m.terms, ${literal(term)}::text)], 0) as ${sql.raw(`f${i}`)}`,
       ),
       sql`, `,
     );
-    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / scope.average_length)`;
+    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / ${constant(statistics.averageLength)})`;
     const score = sql.join(
       terms.map((_, i) => {
-        const [f, w] = [sql.raw(`f.f${i}`), sql.raw(`w.w${i}`)];
-        return sql`${w} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
+        const f = sql.raw(`f.f${i}`);
+        return sql`${constant(statistics.idf[i] as number)} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
       }),
       sql` + `,
     );
     const result = await this.db.execute(sql`
-      with scope as materialized (
-        select sum(documents)::float8 as n,
-               sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
-          from search.namespace_stats
-         where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
-      ), weights as materialized (
-        select ${idfs}
-          from (select term, sum(documents)::float8 as df
-                  from search.term_stats
-                 where workspace_id = ${query.workspaceId} and namespace_id in (${namespaces})
-                   and term in (${list(terms)})
-                 group by term) t, scope
-      )
       select m.revision_id, m.memory_id,
              round((${score})::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
         from search.documents m
         cross join lateral (select ${frequencies}) as f
-        cross join scope
-        cross join weights w
-       where m.workspace_id = ${query.workspaceId}
-         and m.namespace_id in (${namespaces})
+       where m.workspace_id = ${literal(query.workspaceId)}
+         and ${namespaceColumn} = any(${literalArray(query.namespaceIds)})
          ${kinds} ${only}
-         and m.tsv @@ ${anyOf(terms)}::tsquery
-         and m.recorded_at <= ${query.knownAt} and (m.recorded_until is null or m.recorded_until > ${query.knownAt})
-         and m.valid_from <= ${query.asOf} and (m.valid_to is null or m.valid_to > ${query.asOf})
+         and m.tsv @@ ${literal(anyOf(matching))}::tsquery
+         and m.recorded_at <= ${constant(query.knownAt)}
+         and (m.recorded_until is null or m.recorded_until > ${constant(query.knownAt)})
+         and m.valid_from <= ${constant(query.asOf)} and (m.valid_to is null or m.valid_to > ${constant(query.asOf)})
        order by score desc, m.content_key collate "C", m.revision_id collate "C"
-       limit ${query.limit} offset ${query.offset}`);
+       limit ${sql.raw(String(Math.trunc(limit)))} offset ${sql.raw(String(Math.trunc(offset)))}`);
     return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
       revisionId: r.revision_id,
       memoryId: r.memory_id,

@@ -150,6 +150,66 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
     expect(second.map((h) => h.revisionId)).toEqual(['rev_c']);
   });
 
+  it('prunes the documents holding only common terms (MaxScore) and answers every page as a full scoring does', async () => {
+    const ws = 'ws_prune';
+    // "river" in almost every document, "stone" in half (five times in a few short ones),
+    // "quartz" in eight short documents and "zephyr" in eight long ones; some texts repeat (ties
+    // broken by text digest, then revision id).
+    const texts = Array.from({ length: 120 }, (_, i) => {
+      const words = [i % 6 === 5 ? 'meadow' : 'river', ...(i % 2 === 0 ? ['stone'] : [])];
+      if (i % 7 === 0) words.push('river');
+      if (i % 10 === 4) words.push('stone', 'stone', 'stone', 'stone');
+      if (i % 15 === 1) words.push('quartz');
+      if (i % 15 === 0) words.push('zephyr', ...Array.from({ length: 40 }, (_, k) => `filler${k}`));
+      return `${words.join(' ')} ${'word '.repeat(i % 5)}day ${i % 40 < 30 ? i : 'same'}`;
+    });
+    const documents = texts.map((text, i) =>
+      doc(text, { workspaceId: ws, revisionId: `p${String(i).padStart(3, '0')}` }),
+    );
+    await provider.apply(ws, { upserts: documents, deletes: [] });
+    // Statements the provider sends: a pruned search sends two (the statistics, the rarest terms'
+    // documents), a full one two or three.
+    let statements = 0;
+    const counting = new Proxy(opened.ledger.handle.db, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'execute') return value;
+        return (...args: unknown[]) => {
+          statements += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const counted = new PostgresSearchProvider(counting as never);
+    const everyId = documents.map((d) => d.revisionId);
+    // "quartz" ranks its documents first and prunes; "zephyr"'s long documents rank below the
+    // short ones full of "stone", which a pruned search would have left out.
+    for (const text of ['quartz river stone', 'zephyr stone', 'river stone', 'meadow river zephyr quartz']) {
+      // Scoring named revisions is never pruned: every document, scored and ordered.
+      const full = await provider.search({
+        workspaceId: ws,
+        text,
+        namespaceIds: ['ns_a'],
+        ...at,
+        limit: 200,
+        revisionIds: everyId,
+      });
+      expect(full.length).toBeGreaterThan(20);
+      for (const [limit, offset] of [
+        [5, 0],
+        [5, 5],
+        [10, 10],
+        [40, 0],
+      ] as const) {
+        statements = 0;
+        const page = await counted.search({ workspaceId: ws, text, namespaceIds: ['ns_a'], ...at, limit, offset });
+        expect(page).toEqual(full.slice(offset, offset + limit));
+        if (text === 'quartz river stone' && offset + limit <= 8) expect(statements).toBe(2);
+        if (text === 'zephyr stone' && offset + limit <= 8) expect(statements).toBe(3);
+      }
+    }
+  });
+
   it('computes IDF over the namespaces in scope, and keeps filters inside the query', async () => {
     const ws = 'ws_scope';
     // In ns_a "otter" is rare and "river" common; in ns_b the reverse.
@@ -179,6 +239,9 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
     const averageLength = 19 / 9;
     const expected = (idf * 1 * 2.2) / (1 + 1.2 * (0.25 + (0.75 * 2) / averageLength));
     expect(both[0]?.score).toBeCloseTo(expected, 8);
+    // Over many namespaces (their statistics read term by term), the same statistics.
+    const many = ['ns_a', 'ns_b', ...Array.from({ length: 30 }, (_, i) => `ns_empty_${i}`)];
+    expect(await search(ws, 'otter', many)).toEqual(both);
   });
 
   it('keeps the term statistics exact through re-applies, corrections and purges', async () => {
