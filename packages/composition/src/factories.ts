@@ -19,12 +19,13 @@ import type { DomainConfig, EmbedderConfig, MeiliKeyConfig, RateLimitConfig, Sea
 /**
  * The embedder EMBEDDER names; nothing starts or connects yet. An `openai` embedder without
  * EMBEDDINGS_DIMENSIONS knows its dimension count (and so its `model`) only after
- * `checkEmbedder`, which boot runs first.
+ * `checkEmbedder`, which boot runs first. `recall: false` for a process that embeds only
+ * documents (the builtin model then holds no second copy for queries).
  */
-export function embedderFor(config: EmbedderConfig): Embedder {
+export function embedderFor(config: EmbedderConfig, use: { recall: boolean } = { recall: true }): Embedder {
   switch (config.EMBEDDER) {
     case 'builtin':
-      return new BuiltinEmbedder();
+      return new BuiltinEmbedder({ queryLane: use.recall });
     case 'openai':
       return new OpenAiEmbedder({
         url: config.EMBEDDINGS_URL as string,

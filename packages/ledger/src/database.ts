@@ -9,6 +9,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres, PostgresJsSession } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { acquireEmbeddedLock } from './embedded-lock';
+import { EmbeddedStatistics } from './embedded-statistics';
 import { citusStatements, type MigrateOptions, migrateInLayout } from './layout';
 import * as schema from './schema';
 
@@ -85,6 +86,11 @@ export interface DatabaseHandle {
    * ledger with it): the server's own rendering of every value, which COPY FROM reads back exactly.
    */
   copyOut(select: string): Promise<Uint8Array>;
+  /**
+   * Embedded PGlite only (Postgres has autovacuum): analyze now if the ledger grew past
+   * autovacuum's threshold since the last analyze (`EmbeddedStatistics`); true if it did.
+   */
+  refreshStatistics?(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -294,6 +300,8 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     throw error;
   }
   const db = drizzlePglite(client, { schema, logger }) as unknown as Database;
+  const statistics = new EmbeddedStatistics(client);
+  statistics.start();
   return {
     db,
     // In process, one connection: nothing to pipeline.
@@ -315,8 +323,10 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       const result = await client.query(`copy (${select}) to '/dev/blob'`);
       return new Uint8Array((await result.blob?.arrayBuffer()) ?? new ArrayBuffer(0));
     },
+    refreshStatistics: () => statistics.refresh(),
     async close() {
       try {
+        await statistics.stop();
         await client.close();
       } finally {
         lock?.release();

@@ -65,6 +65,11 @@ export class Ledger {
     return this.handle.ready();
   }
 
+  /** The embedded ledger's planner statistics, refreshed now if due (`EmbeddedStatistics`); false on Postgres, whose autovacuum keeps them. */
+  refreshStatistics(): Promise<boolean> {
+    return this.handle.refreshStatistics?.() ?? Promise.resolve(false);
+  }
+
   readiness(): Promise<Readiness> {
     return this.handle.readiness();
   }

@@ -63,16 +63,33 @@ describe('the builtin embedder', () => {
     expect(dot(batch[7] as Float32Array, batch[7] as Float32Array)).toBeCloseTo(1, 4);
   });
 
-  it('runs the model in a child process whose every thread is niced to 19', async () => {
+  it('runs the model in a child process whose every thread is niced to 19 but the query lane, left at ours', async () => {
     await embedder.start();
     const pid = embedder.pid as number;
     expect(pid).toBeGreaterThan(0);
     expect(pid).not.toBe(process.pid);
     expect(niceOf(`/proc/${pid}/stat`)).toBe(19);
+    const ours = niceOf(`/proc/${process.pid}/stat`);
+    expect(ours).toBeLessThan(19);
     const tasks = fs.readdirSync(`/proc/${pid}/task`);
-    expect(tasks.length).toBeGreaterThan(1);
-    for (const tid of tasks) expect(niceOf(`/proc/${pid}/task/${tid}/stat`)).toBe(19);
-    expect(niceOf(`/proc/${process.pid}/stat`)).toBeLessThan(19);
+    expect(tasks.length).toBeGreaterThan(2);
+    const nices = tasks.map((tid) => niceOf(`/proc/${pid}/task/${tid}/stat`));
+    expect(nices.filter((nice) => nice === 19)).toHaveLength(tasks.length - 1);
+    expect(nices.filter((nice) => nice === ours)).toEqual([ours]);
+    // That thread is the one that embeds queries: it works while queries are embedded, the
+    // documents' thread only passes them on.
+    const cpuOf = (tid: string) => {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    };
+    const queryLane = tasks[nices.indexOf(ours)] as string;
+    const before = cpuOf(queryLane);
+    const main = cpuOf(String(pid));
+    for (let i = 0; i < 20; i++) await embedder.embed([`what did Ana say about the budget, take ${i}`], 'query');
+    const embedding = cpuOf(queryLane) - before;
+    const passing = cpuOf(String(pid)) - main;
+    expect(embedding).toBeGreaterThan(3 * passing);
   });
 
   it('answers a query submitted while documents are queued before those documents finish', async () => {
@@ -86,6 +103,30 @@ describe('the builtin embedder', () => {
     const query = embedder.embed(['what is the budget'], 'query').then(() => order.push('query'));
     await Promise.all([documents, query]);
     expect(order).toEqual(['query', 'documents']);
+  });
+
+  it('without a query lane (a process that embeds only documents) nices every thread, and still puts queries first', async () => {
+    const documentsOnly = new BuiltinEmbedder({ queryLane: false });
+    try {
+      await documentsOnly.start();
+      const pid = documentsOnly.pid as number;
+      const tasks = fs.readdirSync(`/proc/${pid}/task`);
+      for (const tid of tasks) expect(niceOf(`/proc/${pid}/task/${tid}/stat`)).toBe(19);
+      const order: string[] = [];
+      const documents = documentsOnly
+        .embed(
+          Array.from({ length: 48 }, (_, i) => `document ${i} about the quarterly budget review`),
+          'document',
+        )
+        .then(() => order.push('documents'));
+      const [query] = await documentsOnly.embed(['what is the budget'], 'query').finally(() => order.push('query'));
+      await documents;
+      expect(order).toEqual(['query', 'documents']);
+      const [same] = await embedder.embed(['what is the budget'], 'query');
+      expect(Array.from(query as Float32Array)).toEqual(Array.from(same as Float32Array));
+    } finally {
+      await documentsOnly.close();
+    }
   });
 
   it('holds documents back while its process is busy, never queries', async () => {

@@ -9,7 +9,7 @@ export { progressBar };
 /** The configured embedder, named (an openai model without configured dimensions is probed). */
 async function configuredEmbedder(env: CliEnv): Promise<Embedder | null> {
   if ((env.EMBEDDER ?? 'builtin') === 'none') return null;
-  const embedder = embedderFor(env);
+  const embedder = embedderFor(env, { recall: false });
   if (embedder.kind === 'openai' && env.EMBEDDINGS_DIMENSIONS === undefined) await checkEmbedder(embedder);
   return embedder;
 }

@@ -61,7 +61,7 @@ async function writeThenRecall(client: Client, namespaceId: string, workspace: R
     wait_ms: 10_000,
   };
   // Each call waits up to 10 s for the index; a few rounds cover a slow, busy machine, where the
-  // model (at nice 19) may also not embed the query in time (`degraded` for that call).
+  // model may also not embed the query in time (`degraded` for that call).
   let recalled = await callOk(client, 'svc_recall', ask);
   for (let round = 0; round < 5 && (recalled.status === 'pending' || recalled.status === 'degraded'); round += 1) {
     recalled = await callOk(client, 'svc_recall', ask);

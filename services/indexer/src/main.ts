@@ -24,7 +24,7 @@ collectDefaultMetrics({ register: registry });
 const metrics = indexerMetrics(registry);
 // The semantic arm's embedder (EMBEDDER=none: lexical only). An endpoint down at boot only
 // delays the semantic arm: it retries with backoff while the lexical arm indexes.
-const embedder = embedderFor(env);
+const embedder = embedderFor(env, { recall: false });
 if (embedder.kind !== 'none') {
   await checkEmbedder(embedder).catch((error) =>
     logger.warn({ err: error }, 'the embedder did not answer its boot probe; the semantic arm waits for it'),

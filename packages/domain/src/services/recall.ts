@@ -1,7 +1,6 @@
 import { codePointLength, type OperationInput, type OperationOutput, type recall } from '@tms/catalog';
 import type { NamespaceRow, RevisionRow } from '@tms/ledger';
 import {
-  type CrossScores,
   EmbedderUnavailableError,
   type FusedCandidate,
   fuseRankings,
@@ -14,12 +13,12 @@ import { type HandlerContext, requireAccess } from '../context';
 import { DomainError } from '../errors';
 import { presentRevision } from '../present';
 import { currentRevision, isValidAt } from '../temporal';
+import { type Arm, type ArmSearch, type ArmSearches, CrossScoring, NO_CROSS_SCORES } from './cross-scores';
 import { presentMemory } from './memories';
 
 type RecallInput = OperationInput<typeof recall>;
 type RecallOutput = OperationOutput<typeof recall>;
 type RecallItem = RecallOutput['items'][number];
-type Arm = 'lexical' | 'semantic';
 type ArmState = RecallOutput['retrieval']['lexical'];
 
 /** Index pages asked per arm and recall before giving up with `partial` (the refill budget). */
@@ -152,6 +151,7 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
     },
   };
 
+  const crossScoring = searches && arms.length === 2 && queryVector ? new CrossScoring(searches) : null;
   const [lexical, semantic] = (await Promise.all(
     (['lexical', 'semantic'] as const).map(async (arm): Promise<ArmAnswer> => {
       if (!arms.includes(arm)) return OFF;
@@ -160,7 +160,7 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
       // Whatever one arm's search throws (the provider down, an SQL error, the embedder), that
       // arm is `unavailable` and the other still answers (§11).
       try {
-        return await rankArm(ledger, perArm, searches[arm]);
+        return await rankArm(ledger, perArm, searches[arm], (hits) => crossScoring?.firstPage(arm, hits));
       } catch (error) {
         if (!(error instanceof EmbedderUnavailableError)) ctx.observer.recallArmFailed?.(arm, error);
         return UNAVAILABLE;
@@ -172,7 +172,10 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
   const degraded = lexical.state === 'unavailable' || semantic.state === 'unavailable';
   let candidates: { fused: FusedCandidate; revision: RevisionRow }[];
   if (answered && searches) {
-    const crossScores = await scoreAcrossArms(lexical, semantic, searches);
+    const crossScores =
+      crossScoring && lexical.state === 'ok' && semantic.state === 'ok'
+        ? await crossScoring.scores({ lexical: lexical.ranked, semantic: semantic.ranked })
+        : NO_CROSS_SCORES;
     candidates = fuseRankings(
       { lexical: lexical.ranked, semantic: semantic.ranked },
       ctx.settings.fusion,
@@ -236,41 +239,6 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
   };
 }
 
-/** One page of an arm's search: `revisionIds` restricts it to those revisions (scoring the other arm's candidates). */
-type ArmSearch = (limit: number, offset: number, revisionIds?: readonly string[]) => Promise<SearchHit[]>;
-type ArmSearches = Record<Arm, ArmSearch>;
-
-/**
- * Each arm's own scores for the candidates only the other arm ranked, asked of both arms at once
- * by revision id, so that the fusion sums two real scores for every candidate rather than count
- * a memory an arm ranked 41st as if it matched nothing. A failure here leaves those candidates
- * at the arm's floor: both rankings are already in hand and stay valid.
- */
-async function scoreAcrossArms(lexical: ArmAnswer, semantic: ArmAnswer, searches: ArmSearches): Promise<CrossScores> {
-  const crossScores = { lexical: new Map<string, number>(), semantic: new Map<string, number>() };
-  if (lexical.state !== 'ok' || semantic.state !== 'ok') return crossScores;
-  const onlyIn = (from: ArmAnswer, other: ArmAnswer) => {
-    const ranked = new Set(other.ranked.map((c) => c.memoryId));
-    return from.ranked.filter((c) => !ranked.has(c.memoryId));
-  };
-  const asks: [Arm, RankedCandidate[]][] = [
-    ['lexical', onlyIn(semantic, lexical)],
-    ['semantic', onlyIn(lexical, semantic)],
-  ];
-  await Promise.all(
-    asks.map(async ([arm, candidates]) => {
-      if (candidates.length === 0) return;
-      const memoryOf = new Map(candidates.map((c) => [c.revisionId, c.memoryId]));
-      const hits = await searches[arm](candidates.length, 0, [...memoryOf.keys()]).catch(() => []);
-      for (const hit of hits) {
-        const memoryId = memoryOf.get(hit.revisionId);
-        if (memoryId !== undefined) crossScores[arm].set(memoryId, hit.score);
-      }
-    }),
-  );
-  return crossScores;
-}
-
 /**
  * The query's embedding for one recall, given up (the semantic arm `unavailable`) shortly before
  * the request's deadline: an embedder still loading its model or busy must not cost the lexical
@@ -323,16 +291,23 @@ function armsToAsk(mode: RecallInput['mode'], ctx: HandlerContext): Arm[] {
 }
 
 /**
- * One arm's ranking, ledger-approved: pages of `perArm` hits until `perArm` candidates are
+ * One arm's ranking, ledger-approved: pages of `perArm` hits (the first also handed to
+ * `onFirstPage` before the ledger decides on it) until `perArm` candidates are
  * approved, the arm has no more, or the refill budget is spent. Ranks count approved candidates
  * only, so a candidate the ledger refused leaves no gap that would hint at it.
  */
-async function rankArm(ledger: LedgerDecisions, perArm: number, page: ArmSearch): Promise<ArmAnswer> {
+async function rankArm(
+  ledger: LedgerDecisions,
+  perArm: number,
+  page: ArmSearch,
+  onFirstPage: (hits: readonly SearchHit[]) => void,
+): Promise<ArmAnswer> {
   const ranked: RankedCandidate[] = [];
   const taken = new Set<string>();
   let exhausted = false;
   for (let round = 0, offset = 0; round < REFILL_ROUNDS && ranked.length < perArm && !exhausted; round += 1) {
     const hits = await page(perArm, offset);
+    if (round === 0) onFirstPage(hits);
     offset += hits.length;
     exhausted = hits.length < perArm;
     await ledger.decide(hits.map((h) => h.memoryId));

@@ -382,11 +382,19 @@ export class MemoryStorage {
     memoryIds: readonly string[],
   ): Promise<{ revision: RevisionRow; key: string | null }[]> {
     if (memoryIds.length === 0) return [];
+    // One array parameter rather than a list of them: one statement text whatever the count,
+    // prepared once per connection (recall asks with a different count nearly every time, and
+    // each new text was planned anew: about a millisecond of a recall's path).
     const rows = await this.db
       .select({ revision: revisions, key: memories.key })
       .from(revisions)
       .innerJoin(memories, and(eq(memories.workspaceId, workspaceId), eq(memories.id, revisions.memoryId)))
-      .where(and(eq(revisions.workspaceId, workspaceId), inArray(revisions.memoryId, [...memoryIds])));
+      .where(
+        and(
+          eq(revisions.workspaceId, workspaceId),
+          sql`${revisions.memoryId} = any(${sql.param([...memoryIds])}::text[])`,
+        ),
+      );
     return rows.map((r) => ({ revision: r.revision, key: r.key ?? null }));
   }
 

