@@ -20,7 +20,7 @@ import { RequestScope } from '../src/http/request-scope';
  * them). `answer.ts` adds only the length and the headers every gateway answer carries.
  *
  * Left out on purpose: an `Accept` only `multipart/mixed` matches, which Yoga answers with its
- * incremental-delivery format and this gateway with 406 (docs/graphql.md, "Answers").
+ * incremental-delivery format and this gateway with 406 (docs/graphql.md, "Requests").
  */
 
 const REQUEST_ID = 'req_answers_test';

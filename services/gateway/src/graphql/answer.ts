@@ -39,7 +39,7 @@ const processSse = getSSEProcessor();
  * Yoga's result processors that this server answers with, in the order Yoga tries them
  * (`useResultProcessors`): server-sent events, then the regular JSON answer. Yoga also offers
  * `multipart/mixed`, for incremental delivery (`@defer`, `@stream`), which this schema has not;
- * a request accepting only that is answered 406 (docs/graphql.md, "Answers").
+ * a request accepting only that is answered 406 (docs/graphql.md, "Requests").
  */
 const PROCESSORS = [
   { kind: 'sse', mediaTypes: ['text/event-stream'], streams: true },
