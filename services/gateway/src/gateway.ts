@@ -46,8 +46,6 @@ export interface GatewayOptions {
   indexer?: boolean;
   /** False to skip the index lag watch (tests that count statements). */
   lagWatch?: boolean;
-  /** False to answer every GraphQL request through Yoga (tests hold the direct path against it). */
-  graphqlDirectAnswers?: boolean;
   /** False to execute every GraphQL operation with graphql-js (tests hold compiled queries against it). */
   graphqlCompiledQueries?: boolean;
 }
@@ -214,7 +212,6 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
     graphql: {
       production: env.NODE_ENV === 'production',
       maxStreams: env.GRAPHQL_MAX_STREAMS,
-      directAnswers: options.graphqlDirectAnswers,
       compiledQueries: options.graphqlCompiledQueries,
       graphiql: {
         enabled: env.GRAPHIQL !== '0',

@@ -1,7 +1,6 @@
 import type { RecallStatus } from '@tms/domain';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { Executor } from './graphql/compiled-queries';
-import type { ExecutedBy } from './graphql/direct-answers';
 
 /**
  * Per-app Prometheus registry: request counts and latency by operation and outcome code, recall
@@ -38,12 +37,12 @@ export class GatewayMetrics {
 
   private readonly graphqlAnswers = new Counter({
     name: 'tms_graphql_answers_total',
-    help: "GraphQL answers by path: direct (a plain POSTed query answered without Yoga's HTTP layer), known (the same for a query already run on compiled code, executed without Yoga's operation pipeline either) or yoga (an answer with errors included)",
+    help: "GraphQL answers by path through Yoga's plugin chain: known (a query text already run on compiled code, answered on onParams by that code) or pipeline (parsed, validated and executed)",
     labelNames: ['path'] as const,
     registers: [this.registry],
   });
 
-  graphqlAnswered(path: ExecutedBy | 'yoga'): void {
+  graphqlAnswered(path: 'known' | 'pipeline'): void {
     this.graphqlAnswers.inc({ path });
   }
 

@@ -95,14 +95,13 @@ export interface CompiledQueriesOptions {
  *   errors lists them before its data, as graphql-js does.
  * `graphql-compiled-queries.test.ts` holds both executors' answers against each other.
  *
- * The known path (`runKnown`) goes one step further for the direct path: a query text whose
- * operation already ran on compiled code there has passed parsing and validation, which depend
- * on the text alone (the schema and the rules never change), so it runs its compiled code at
- * once, after only the checks that depend on the request.
+ * The known path (see `plugin()`) goes one step further, inside the same pipeline: a query text
+ * whose operation already ran on compiled code runs that code at once, after only the checks
+ * that depend on the request.
  */
 export class CompiledQueries {
   private readonly documents = new RecentlyUsed<DocumentNode, Map<string, Entry>>(MAX_TRACKED_DOCUMENTS);
-  /** Query texts whose operations ran compiled on the direct path, by operation name ('' for none). */
+  /** Query texts whose operations ran on compiled code, by operation name ('' for none): the known path. */
   private readonly known = new RecentlyUsed<string, Map<string, CompiledOperation>>(MAX_TRACKED_DOCUMENTS);
   private readonly budget = new CompileBudget();
 
@@ -156,9 +155,45 @@ export class CompiledQueries {
     return { errors: result.errors.map((error) => asGraphqlJsError(error, fields)), data: result.data };
   }
 
-  /** The executor swap in Yoga's operation pipeline. */
+  /**
+   * Both in Yoga's plugin chain. On `onParams`, the known path: a query text (and operation name)
+   * whose operation already ran on compiled code in this pipeline has passed parsing and
+   * validation, which depend on the text alone (the schema and the rules never change), so its
+   * compiled code runs at once and its result is the pipeline's (`setResult`): Yoga's
+   * parse and validation caches, context assembly, hooks and promise chain are skipped, about a
+   * sixth of a memory view's gateway CPU (docs/performance.md). What depends on the request still
+   * runs: the parameters' shape (anything but `query`, a string `operationName` and object
+   * `variables` takes the full pipeline, and Yoga's own parameter checks run after this hook),
+   * and the introspection and cost checks (`requestRefusals`, the pipeline's own). Nothing is
+   * executed, and the pipeline answers, for an unknown text, a refusal, variables graphql-jit
+   * refuses, or tracing on (the pipeline's operation span).
+   *
+   * On `onExecute`, the executor swap: compiled code for an operation on its
+   * COMPILE_ON_EXECUTION-th execution, remembered for the known path by its text.
+   */
   plugin(): Plugin<GraphQLContext> {
     return {
+      onParams: ({ params, context, setResult }) => {
+        if (!this.options.enabled || activeTracing().enabled || !isPlainParams(params)) return;
+        const operation = this.known.get(params.query)?.get(params.operationName ?? '');
+        if (!operation) return;
+        const refusals = requestRefusals({
+          contextValue: context,
+          document: operation.document,
+          operationName: params.operationName,
+          variableValues: params.variables,
+          schema: operation.schema,
+        });
+        if (refusals.length > 0) return;
+        const answer = (result: ExecutionResult) => {
+          const executed = this.asExecuted(result, operation.document);
+          if (executed === null) return;
+          (context as GraphQLContext).answeredByKnownPath = true;
+          setResult(executed);
+        };
+        const ran = operation.run(undefined, context, params.variables);
+        return ran instanceof Promise ? ran.then(answer) : answer(ran);
+      },
       onExecute: ({ args, executeFn, setExecuteFn }) => {
         const run = this.options.enabled
           ? this.compiledRun(args.schema, args.document, args.operationName ?? null)
@@ -167,8 +202,10 @@ export class CompiledQueries {
           this.counted('standard');
           return;
         }
-        const directPath = (args.contextValue as GraphQLContext).directPath;
-        if (directPath) directPath.compiled = { schema: args.schema, document: args.document, run };
+        const params = (args.contextValue as GraphQLContext).params;
+        if (params && isPlainParams(params)) {
+          this.remember(params.query, params.operationName, { schema: args.schema, document: args.document, run });
+        }
         setExecuteFn(async (executeArgs) => {
           const result = await run(executeArgs.rootValue, executeArgs.contextValue, executeArgs.variableValues);
           const executed = this.asExecuted(result, executeArgs.document);
@@ -180,41 +217,14 @@ export class CompiledQueries {
     };
   }
 
-  /** Remember an operation the direct path ran on compiled code, for the known path. */
-  remember(query: string, operationName: string | undefined, operation: CompiledOperation): void {
+  /** Remember an operation run on compiled code, by its query text, for the known path. */
+  private remember(query: string, operationName: string | undefined, operation: CompiledOperation): void {
     let operations = this.known.get(query);
     if (!operations) {
       operations = new Map();
       this.known.set(query, operations);
     }
     operations.set(operationName ?? '', operation);
-  }
-
-  /**
-   * The known path: a request whose query text (and operation name) already ran on compiled code
-   * runs it again directly, skipping Yoga's pipeline (its hooks, parse and validation caches,
-   * context assembly and promise chain), about a sixth of a memory view's gateway CPU (docs/performance.md).
-   * What depends on the request still runs: the parameters' shape (anything but `query`, a string
-   * `operationName` and object `variables` takes the full pipeline), and the introspection and
-   * cost checks (`requestRefusals`, the pipeline's own). Null, with nothing executed, whenever
-   * the pipeline must answer: an unknown text, a refusal, variables graphql-jit refuses, or
-   * tracing on (the pipeline's operation span). Else the result exactly as the pipeline would
-   * have produced it.
-   */
-  async runKnown(params: GraphQLParams, context: GraphQLContext): Promise<ExecutionResult | null> {
-    if (!this.options.enabled || activeTracing().enabled || !isPlainParams(params)) return null;
-    const operation = this.known.get(params.query)?.get(params.operationName ?? '');
-    if (!operation) return null;
-    const refusals = requestRefusals({
-      contextValue: context,
-      document: operation.document,
-      operationName: params.operationName,
-      variableValues: params.variables,
-      schema: operation.schema,
-    });
-    if (refusals.length > 0) return null;
-    const result = await operation.run(undefined, context, params.variables);
-    return this.asExecuted(result, operation.document);
   }
 }
 

@@ -8,6 +8,7 @@ import type {
   GraphQLSchema,
   SelectionSetNode,
 } from 'graphql';
+import type { GraphQLParams } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { Kind } from './graphql-js';
 import type { StreamSlots } from './streams';
@@ -19,7 +20,7 @@ export type CompiledRun = (
   variables: unknown,
 ) => ExecutionResult | Promise<ExecutionResult>;
 
-/** A document's operation compiled, as the direct path names it for the known path (`compiled-queries.ts`). */
+/** A document's operation compiled, as the known path keeps it (`compiled-queries.ts`). */
 export interface CompiledOperation {
   schema: GraphQLSchema;
   document: DocumentNode;
@@ -46,17 +47,10 @@ export interface GraphQLContext {
   timeoutMs: number;
   /** Open subscription streams of this process (bounded). */
   streams: StreamSlots;
-  /**
-   * Set when the direct path already executed this request's operation but leaves the answer
-   * to Yoga (errors, a stream): Yoga answers with this result instead of executing again.
-   */
-  executed?: ExecutionResult | AsyncIterable<ExecutionResult>;
-  /**
-   * Present while the direct path runs the operation. A subscription stops there before it
-   * starts (and says so here): Yoga streams it from the start, with the request's own signal.
-   * An operation run on compiled code is named here, for the known path (`compiled-queries.ts`).
-   */
-  directPath?: { metSubscription: boolean; compiled?: CompiledOperation };
+  /** The request's parameters, set by Yoga as it runs the operation (`YogaInitialContext`). */
+  params?: GraphQLParams;
+  /** Set when the known path of compiled queries answered the request (`tms_graphql_answers_total`). */
+  answeredByKnownPath?: boolean;
 }
 
 /**

@@ -106,3 +106,14 @@ export function shapeError(error: GraphQLError, requestId: string, logger: Logge
     extensions: { ...errorObject(code, requestId, retryAfter), ...(http ? { http } : {}) },
   });
 }
+
+/**
+ * A thrown error as a result's error, as Yoga's handler turns what its pipeline throws into one
+ * (errors unmasked here: `shapeError` masks them): a GraphQL error as it is, anything else
+ * wrapped with its message and kept as the cause (so it is logged and masked as `internal`).
+ */
+export function asGraphQLError(error: unknown): GraphQLError {
+  if (error instanceof GraphQLError) return error;
+  const message = error instanceof Error ? error.message : typeof error === 'string' ? error : 'Unexpected error.';
+  return new GraphQLError(message, { originalError: error instanceof Error ? error : undefined });
+}

@@ -1,18 +1,33 @@
+/**
+ * `/graphql`, top to bottom; each step in its own file, each file once:
+ * 1. HTTP entry (this file): the method, GraphiQL for a browser asking for HTML, the body cap,
+ *    the bearer token, the per-request context, and the parameters decoded strictly from the
+ *    query string or the JSON body (`strict-request.ts`).
+ * 2. Yoga's plugin chain (`yoga.ts`), entered once, at `getResultForParams`: the known path of
+ *    compiled queries on `onParams` (`compiled-queries.ts`), Yoga's parameter checks, the parse
+ *    and validation caches (`document-caches.ts`), the limits (`limits.ts`).
+ * 3. Execution, by one executor: a query's compiled code (graphql-jit) or graphql-js's.
+ * 4. The answer (`answer.ts`): every error shaped as the spec's error object (`errors.ts`), then
+ *    the result written by the result processor Yoga's own handler would choose (JSON or
+ *    server-sent events), without building a Fetch API request or response around it.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBearer } from '@tms/auth';
-import { ERROR_TABLE, type ErrorCode, OPERATION_LIMITS } from '@tms/catalog';
-import { boundDetail, type Domain, DomainError, overLimit } from '@tms/domain';
+import { OPERATION_LIMITS } from '@tms/catalog';
+import { type Domain, DomainError, overLimit } from '@tms/domain';
 import type { Logger } from 'pino';
 import { serveHashedAsset } from '../http/hashed-assets';
-import { ERROR_DETAIL_HEADER, type RequestScope } from '../http/request-scope';
+import type { RequestScope } from '../http/request-scope';
 import type { GatewayMetrics } from '../metrics';
 import { readBody } from '../rest/body';
+import { type GraphQLResult, writeAnswer } from './answer';
 import { CompiledQueries } from './compiled-queries';
 import type { GraphQLContext } from './context';
-import { answerDirectly, directMediaType } from './direct-answers';
+import { asGraphQLError } from './errors';
 import { type GraphiqlOptions, graphiqlPage } from './graphiql';
 import { GRAPHIQL_ASSETS_PATH, graphiqlAssets } from './graphiql-assets';
 import { StreamSlots } from './streams';
+import { requestParams } from './strict-request';
 import { createGraphQLServer, type GraphQLServer } from './yoga';
 
 export interface GraphqlOptions {
@@ -21,11 +36,6 @@ export interface GraphqlOptions {
   production: boolean;
   /** Subscription streams open at once in this process (default `DEFAULT_MAX_STREAMS`). */
   maxStreams?: number;
-  /**
-   * Answer plain POSTed queries without Yoga's Fetch API layer (`direct-answers.ts`). On unless
-   * false; tests turn it off to hold the two paths' answers against each other.
-   */
-  directAnswers?: boolean;
   /** Execute repeated queries by compiled code (`compiled-queries.ts`); on unless false (tests compare). */
   compiledQueries?: boolean;
 }
@@ -39,8 +49,8 @@ export interface GraphqlDependencies {
   /** The operation deadline, for each batch of a subscription. */
   timeoutMs: number;
   /**
-   * Told which path answered each GraphQL request (`tms_graphql_answers_total`) and which
-   * executor ran each operation (`tms_graphql_executions_total`).
+   * Told whether the known path answered each GraphQL request (`tms_graphql_answers_total`) and
+   * which executor ran each operation (`tms_graphql_executions_total`).
    */
   metrics: Pick<GatewayMetrics, 'graphqlAnswered' | 'graphqlExecuted'>;
 }
@@ -64,7 +74,8 @@ const isAdmin = (scopes: readonly string[] | null) => scopes === null || scopes.
  * refused like /v1's. A browser asking for HTML gets GraphiQL (unless GRAPHIQL=0).
  */
 export class GraphqlHandler {
-  private readonly server: GraphQLServer;
+  /** Yoga's entry, taken once (each read of it through Yoga's server adapter makes a new wrapper). */
+  private readonly resultForParams: GraphQLServer['getResultForParams'];
   private readonly compiledQueries: CompiledQueries;
   private readonly streams: StreamSlots;
 
@@ -76,7 +87,8 @@ export class GraphqlHandler {
       enabled: options.compiledQueries !== false,
       onExecution: (executor) => deps.metrics.graphqlExecuted(executor),
     });
-    this.server = createGraphQLServer({ production: options.production, compiledQueries: this.compiledQueries });
+    const server = createGraphQLServer({ production: options.production, compiledQueries: this.compiledQueries });
+    this.resultForParams = server.getResultForParams;
     this.streams = new StreamSlots(options.maxStreams ?? DEFAULT_MAX_STREAMS);
   }
 
@@ -87,10 +99,15 @@ export class GraphqlHandler {
       scope.allow = ['GET', 'POST'];
       throw new DomainError('method_not_allowed');
     }
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // Parsed only when there is a query string (a POST has none): the parse costs CPU per request.
+    const rawUrl = req.url ?? '/';
+    const url = rawUrl.includes('?') ? new URL(rawUrl, 'http://localhost') : null;
     if (method === 'GET' && wantsHtml(req) && this.options.graphiql.enabled) {
       scope.operation = 'graphiql';
-      const html = Buffer.from(await graphiqlPage(url, this.options.graphiql), 'utf8');
+      const html = Buffer.from(
+        await graphiqlPage(url ?? new URL(rawUrl, 'http://localhost'), this.options.graphiql),
+        'utf8',
+      );
       res.writeHead(200, {
         'content-type': 'text/html; charset=utf-8',
         'content-length': String(html.length),
@@ -102,7 +119,7 @@ export class GraphqlHandler {
     }
 
     const bytes = await readBody(req, OPERATION_LIMITS.maxRequestBytes, scope.deadline);
-    if (Buffer.byteLength(url.search) > OPERATION_LIMITS.maxRequestBytes) {
+    if (url !== null && Buffer.byteLength(url.search) > OPERATION_LIMITS.maxRequestBytes) {
       throw overLimit('request', 'the query string', OPERATION_LIMITS.maxRequestBytes);
     }
     const authenticate = () => this.deps.domain.authenticate(parseBearer(header(req, 'authorization') ?? undefined));
@@ -122,178 +139,37 @@ export class GraphqlHandler {
       streams: this.streams,
     };
 
-    const mediaType =
-      method === 'POST' && this.options.directAnswers !== false ? directMediaType(header(req, 'accept')) : null;
-    if (mediaType !== null) {
-      const outcome = await answerDirectly(
-        this.server,
-        this.compiledQueries,
+    // Yoga's plugin chain and execution. What is thrown on the way (a refused body, a parameter
+    // Yoga's checks refuse) is the result's only error, as Yoga's own handler makes it.
+    let result: GraphQLResult;
+    try {
+      const params = requestParams(
+        method,
+        url === null ? '' : url.search + url.hash,
         header(req, 'content-type'),
         bytes,
-        context,
       );
-      if (outcome.kind === 'answered') {
-        scope.code = 'ok';
-        writeAnswer(res, scope, 200, { 'content-type': `${mediaType}; charset=utf-8` }, outcome.body);
-        this.deps.metrics.graphqlAnswered(outcome.path);
-        return;
-      }
-      if (outcome.kind === 'executed') context.executed = outcome.result;
+      // Yoga's type allows no result; its pipeline always returns one.
+      result = (await this.resultForParams({ params, request: REQUESTS[method] }, context as never)) ?? { data: null };
+    } catch (error) {
+      result = { errors: [asGraphQLError(error)] };
     }
-
-    // Yoga's own Fetch API (the @whatwg-node ponyfill): Node's global Request (undici) costs
-    // about a millisecond of CPU per request in web streams and IDL checks.
-    const fetchAPI = this.server.fetchAPI;
-    const headers = new fetchAPI.Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-    }
-    // Only an answer the client accepts as server-sent events can stream; a plain query skips
-    // the signal (an AbortSignal, and its abort's DOMException, per request cost CPU).
-    const gone = (header(req, 'accept') ?? '').includes('text/event-stream') ? clientGone(res) : undefined;
-    const request = new fetchAPI.Request(url, {
-      method,
-      headers,
-      body: method === 'POST' ? new Uint8Array(bytes) : undefined,
-      ...(gone ? { signal: gone } : {}),
-    });
-    const response = await this.server.handleRequest(request, context as never);
-    this.deps.metrics.graphqlAnswered('yoga');
-    if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      return streamEvents(response, res, scope, gone ?? clientGone(res));
-    }
-    const body = Buffer.from(await response.arrayBuffer());
-    const out: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      out[name] = value;
-    });
-    const errors = errorsOf(response.headers.get('content-type'), body);
-    scope.code = errors.code ?? 'ok';
-    if (errors.detail !== null) out[ERROR_DETAIL_HEADER] = errors.detail;
-    writeAnswer(res, scope, response.status, out, body);
+    this.deps.metrics.graphqlAnswered(context.answeredByKnownPath ? 'known' : 'pipeline');
+    return writeAnswer(res, scope, header(req, 'accept'), result, context);
   }
 }
 
 /**
- * A GraphQL answer of either path (direct or Yoga's), after `headers` (Yoga's own, in its
- * order): the response cap, then the length and the headers every answer carries.
+ * What Yoga's pipeline is handed as the request: only its method is read there (no mutation over
+ * GET, `usePreventMutationViaGET`); the route has read everything else (the body, the headers),
+ * so no Fetch API request is built (its construction and body stream cost about as much CPU as a
+ * `/v1` read).
  */
-function writeAnswer(
-  res: ServerResponse,
-  scope: RequestScope,
-  status: number,
-  headers: Record<string, string>,
-  body: Buffer,
-): void {
-  if (body.length > OPERATION_LIMITS.maxResponseBytes) {
-    throw overLimit('response', 'the answer', OPERATION_LIMITS.maxResponseBytes);
-  }
-  res.writeHead(status, {
-    ...headers,
-    'content-length': String(body.length),
-    'cache-control': 'private, no-store',
-    'x-request-id': scope.requestId,
-  });
-  res.end(body);
-}
+const REQUESTS = {
+  GET: Object.freeze({ method: 'GET' }) as unknown as Request,
+  POST: Object.freeze({ method: 'POST' }) as unknown as Request,
+};
 
-/** Aborted when the client goes away before its answer was written whole (which ends a subscription stream). */
-function clientGone(res: ServerResponse): AbortSignal {
-  const gone = new AbortController();
-  // Made after the client already left (while the answer was being computed): gone at once.
-  if (res.closed && !res.writableFinished) gone.abort();
-  else {
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-  }
-  return gone.signal;
-}
-
-/**
- * A subscription's server-sent events, written as they come. Each event is one page of
- * changes (far below the response cap); the stream as a whole has no size cap, and no
- * operation deadline (each batch has its own). Ends when the stream completes or the client
- * goes away.
- */
-async function streamEvents(
-  response: Response,
-  res: ServerResponse,
-  scope: RequestScope,
-  gone: AbortSignal,
-): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  res.writeHead(response.status, {
-    ...headers,
-    'cache-control': 'private, no-store',
-    'x-request-id': scope.requestId,
-    // Proxies that buffer (nginx) would hold events back.
-    'x-accel-buffering': 'no',
-  });
-  res.flushHeaders();
-  const reader = response.body?.getReader();
-  if (!reader) {
-    res.end();
-    return;
-  }
-  const cancel = () => {
-    reader.cancel().catch(() => {});
-  };
-  gone.addEventListener('abort', cancel, { once: true });
-  // A client that left before the stream began gets no `abort` event any more.
-  if (gone.aborted) cancel();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (!res.write(value) && !res.closed) {
-        await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
-      }
-    }
-  } catch {
-    // The client went away mid-stream: nothing left to tell it.
-  } finally {
-    gone.removeEventListener('abort', cancel);
-    res.end();
-  }
-}
-
-/**
- * The code of the answer's first error, for metrics and the request log, and the message of its
- * first error that carries a detail (already bounded, see `shapeError`) for `X-Error-Detail`: an
- * `invalid_input`, or another error whose message is not its code's fixed one (a `budget_exceeded`
- * stating its limit, a held key's `conflict` naming its holder).
- */
-function errorsOf(contentType: string | null, body: Buffer): { code: string | null; detail: string | null } {
-  const none = { code: null, detail: null };
-  if (!contentType?.includes('json')) return none;
-  // Most answers carry no error: skip parsing them again (a text that merely contains the
-  // word is parsed, as before).
-  if (!body.includes('"errors"')) return none;
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as {
-      errors?: { message?: unknown; extensions?: { code?: string } }[];
-    };
-    const errors = parsed.errors ?? [];
-    const detailed = errors.find((error) => {
-      const code = error.extensions?.code;
-      if (code === 'invalid_input') return true;
-      return (
-        typeof code === 'string' && code in ERROR_TABLE && error.message !== ERROR_TABLE[code as ErrorCode].message
-      );
-    });
-    return {
-      code: errors[0]?.extensions?.code ?? null,
-      detail: typeof detailed?.message === 'string' ? boundDetail(detailed.message) : null,
-    };
-  } catch {
-    return none;
-  }
-}
 /**
  * GET (or HEAD) /graphql/assets/<name>.<hash>.<ext>: GraphiQL's static files (`serveHashedAsset`).
  * Every asset is `not_found` when GRAPHIQL=0.

@@ -1,6 +1,7 @@
 import { DomainError, decodeJsonBody, parseStrictJson } from '@tms/domain';
-import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { GraphQLParams } from 'graphql-yoga';
 import { refusal } from './errors';
+import { GraphQLError } from './graphql-js';
 
 /** The GET parameters GraphQL over HTTP defines; the JSON ones are decoded like a body. */
 const GET_PARAMETERS = new Set(['query', 'operationName', 'variables', 'extensions']);
@@ -14,10 +15,12 @@ function decodeComponent(text: string): string {
   }
 }
 
-/** `GET /graphql?query=…&variables=…`: exact UTF-8, no repeated parameter, strict JSON. */
-function paramsFromQueryString(url: string): GraphQLParams {
-  const mark = url.indexOf('?');
-  const search = mark < 0 ? '' : url.slice(mark + 1);
+/**
+ * `GET /graphql?query=…&variables=…`: exact UTF-8, no repeated parameter, strict JSON. `afterPath`
+ * is what follows the path in the parsed URL (its `search` and `hash`, as `URL` encodes them).
+ */
+function paramsFromQueryString(afterPath: string): GraphQLParams {
+  const search = afterPath.startsWith('?') ? afterPath.slice(1) : afterPath;
   const raw = new Map<string, string>();
   for (const pair of search.split('&')) {
     if (pair === '') continue;
@@ -101,11 +104,8 @@ export function checkDocumentNesting(document: string): void {
   }
 }
 
-/**
- * A POSTed body's parameters, strictly decoded, with the document's nesting bounded. Throws the
- * decoder's DomainError. Yoga checks their shape (an object with a string `query`, ...) next.
- */
-export function decodePostedParams(contentType: string | null, bytes: Uint8Array): GraphQLParams {
+/** A POSTed body's parameters, strictly decoded. Throws the decoder's DomainError. */
+function decodePostedParams(contentType: string | null, bytes: Uint8Array): GraphQLParams {
   return withBoundedNesting(decodeJsonBody(contentType, bytes) as GraphQLParams);
 }
 
@@ -114,27 +114,32 @@ function withBoundedNesting(params: GraphQLParams): GraphQLParams {
   return params;
 }
 
-async function parseStrictly(request: Request): Promise<GraphQLParams> {
+/**
+ * A request's GraphQL parameters, read by the gateway's strict decoder (decisions §7) in place of
+ * Yoga's parsers, which decode bytes leniently (U+FFFD), keep the last of duplicate keys, and
+ * accept any charset, `application/graphql` and form bodies: the query string of a GET, the JSON
+ * body of a POST. A refusal is thrown as a request error, `invalid_input` with the decoder's
+ * detail as its message; a list of operations (batching, which this server does not take) as
+ * Yoga refuses it.
+ */
+export function requestParams(
+  method: 'GET' | 'POST',
+  afterPath: string,
+  contentType: string | null,
+  bytes: Uint8Array,
+): GraphQLParams {
+  let params: GraphQLParams;
   try {
-    return request.method === 'GET'
-      ? withBoundedNesting(paramsFromQueryString(request.url))
-      : decodePostedParams(request.headers.get('content-type'), new Uint8Array(await request.arrayBuffer()));
+    params =
+      method === 'GET' ? withBoundedNesting(paramsFromQueryString(afterPath)) : decodePostedParams(contentType, bytes);
   } catch (error) {
     if (error instanceof DomainError) throw refusal(error.code, error.detail ?? error.code);
     throw error;
   }
-}
-
-/**
- * Every request is read by the gateway's strict decoder (decisions §7), replacing Yoga's own
- * parsers: those decode bytes leniently (U+FFFD), keep the last of duplicate keys, and accept
- * any charset, `application/graphql` and form bodies. A refusal is a request error,
- * `invalid_input` with the decoder's detail as its message.
- */
-export function strictRequestParsing(): Plugin {
-  return {
-    onRequestParse({ setRequestParser }) {
-      setRequestParser(parseStrictly);
-    },
-  };
+  if (Array.isArray(params)) {
+    throw new GraphQLError('Batching is not supported.', {
+      extensions: { http: { status: 400 }, code: 'BAD_REQUEST' },
+    });
+  }
+  return params;
 }

@@ -1,84 +1,22 @@
 import { activeTracing, inSpan } from '@tms/telemetry';
-import { type GraphQLError, getOperationAST } from 'graphql';
+import { getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { CompiledQueries } from './compiled-queries';
 import type { GraphQLContext } from './context';
 import { MAX_CACHED_DOCUMENTS, RecentlyUsed, validationResults } from './document-caches';
-import { shapeError } from './errors';
 import { armorPlugins, requestChecks } from './limits';
 import { graphqlSchema } from './schema';
-import { strictRequestParsing } from './strict-request';
 
 export const GRAPHQL_PATH = '/graphql';
 
 export interface YogaOptions {
   /** NODE_ENV=production: no field suggestions in validation messages. */
   production: boolean;
-  /** Repeated queries' compiled code (`compiled-queries.ts`), shared with the direct path's known path. */
+  /** Repeated queries' compiled code and the known path (`compiled-queries.ts`). */
   compiledQueries: CompiledQueries;
 }
 
 export type GraphQLServer = YogaServerInstance<GraphQLContext, Record<string, never>>;
-
-/** Every error of every answer as the spec's error object (see `errors.ts`). */
-function errorShaping(): Plugin<GraphQLContext> {
-  return {
-    onResultProcess({ result, setResult, serverContext }) {
-      const context = serverContext as unknown as GraphQLContext;
-      const shape = <T extends { errors?: readonly GraphQLError[] }>(single: T): T =>
-        single.errors?.length
-          ? { ...single, errors: single.errors.map((e) => shapeError(e, context.requestId, context.logger)) }
-          : single;
-      if (Array.isArray(result)) setResult(result.map(shape));
-      else if (!(Symbol.asyncIterator in (result as object))) setResult(shape(result as { errors?: GraphQLError[] }));
-    },
-    // Each event of a subscription stream is shaped the same way.
-    onSubscribe() {
-      return {
-        onSubscribeResult() {
-          return {
-            onNext({ args, result, setResult }) {
-              const context = args.contextValue as unknown as GraphQLContext;
-              if (result.errors?.length) {
-                setResult({
-                  ...result,
-                  errors: result.errors.map((e) => shapeError(e, context.requestId, context.logger)),
-                });
-              }
-            },
-          };
-        },
-      };
-    },
-  };
-}
-
-/**
- * A result the direct path (`direct-answers.ts`) already executed, answered by Yoga as if it had
- * executed it itself (its error formatting, statuses and content negotiation), without running
- * the operation a second time.
- */
-function executedResults(): Plugin<GraphQLContext> {
-  return {
-    onParams({ context, setResult }) {
-      const executed = (context as unknown as GraphQLContext).executed;
-      if (executed) setResult(executed);
-    },
-  };
-}
-
-/** A subscription met on the direct path stops before it starts: Yoga streams it from the start. */
-function subscriptionsToYoga(): Plugin<GraphQLContext> {
-  return {
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const directPath = (args.contextValue as GraphQLContext).directPath;
-      if (directPath) {
-        directPath.metSubscription = true;
-        setResultAndStopExecution({ data: null });
-      }
-    },
-  };
-}
 
 /**
  * A span per executed operation, a child of the request's server span (the statements it runs
@@ -104,15 +42,19 @@ function operationSpans(): Plugin<GraphQLContext> {
 }
 
 /**
- * The GraphQL server (graphql-yoga): one per gateway, fed one request at a time by the
- * `/graphql` route with a per-request context. Authentication, the request size cap and
- * GraphiQL are handled by that route, and so are plain POSTed queries (`direct-answers.ts`
- * runs them through this server's operation pipeline); here: the strict request decoder (the
- * one `/v1` and `/mcp` use), the query limits, the parser and validation caches
- * (`document-caches.ts`), compiled queries (`compiled-queries.ts`) and error shaping.
- * Subscriptions (the change feed) over server-sent events only (Yoga's own transport; no
- * WebSocket). No batching, no uploads. No CSRF check: every request authenticates with its
- * bearer header alone, which a cross-site request cannot carry (docs/graphql.md, "No CSRF header").
+ * The GraphQL server (graphql-yoga): one per gateway. The `/graphql` route (`http.ts`) enters it
+ * once per request, at `getResultForParams`, with the request's strictly decoded parameters and
+ * a per-request context, and writes the result it gets back (`answer.ts`); Yoga's Fetch API
+ * request handler is not used. What runs, in this order (the plugin chain below, then Yoga's own):
+ * - `onParams`: the known path of compiled queries (a text already run on compiled code runs it
+ *   at once), then Yoga's parameter checks;
+ * - the parse cache, graphql-armor's token limit, validation (its results per document,
+ *   `document-caches.ts`; depth and alias limits, no field suggestions in production);
+ * - `onExecute`/`onSubscribe`: the introspection and cost checks (`limits.ts`), the executor
+ *   (compiled code or graphql-js, `compiled-queries.ts`), the operation's span when tracing.
+ * Subscriptions (the change feed) come back as a stream, answered as server-sent events; no
+ * WebSocket. No batching, no uploads. No CSRF check: every request authenticates with its bearer
+ * header alone, which a cross-site request cannot carry (docs/graphql.md, "No CSRF header").
  */
 export function createGraphQLServer(options: YogaOptions): GraphQLServer {
   return createYoga<GraphQLContext, Record<string, never>>({
@@ -131,18 +73,15 @@ export function createGraphQLServer(options: YogaOptions): GraphQLServer {
       errorCache: new RecentlyUsed(MAX_CACHED_DOCUMENTS),
       validationCache: false,
     },
-    // The /graphql route has capped the body (262144 bytes) before Yoga sees it.
+    // The /graphql route caps and decodes the body (262144 bytes) itself: Yoga never reads one.
     maxRequestBodySize: false,
     plugins: [
       validationResults(),
-      strictRequestParsing(),
       ...armorPlugins(options),
-      subscriptionsToYoga(),
       requestChecks(),
+      // Its `onParams` (the known path) is the chain's first; its `onExecute` after the checks.
       options.compiledQueries.plugin(),
       operationSpans(),
-      errorShaping(),
-      executedResults(),
     ],
   }) as unknown as GraphQLServer;
 }
