@@ -1,19 +1,18 @@
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of the lexical arm's statements on a database kept by `scale --keep`:
  * each statement the provider sends is explained, then run, and the search is done twice (the
- * second time with the catalog and the pages cached).
+ * second time with the catalog and the pages cached). `SCALE_LARGE_SHARE` as the load had it.
  * Usage: pnpm --filter @tms/bench exec tsx explain-lexical.ts <size> <namespace|large|workspace> "<query>" [limit]
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { PostgresSearchProvider } from '@tms/search';
 import { ADMIN_URL } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
+import { scaleStateFile } from './scale-state';
 
 const [size, scope, text, limit] = process.argv.slice(2) as [string, string, string, string | undefined];
-const state = JSON.parse(fs.readFileSync(path.join(os.tmpdir(), `tms-bench-scale-${size}.json`), 'utf8'));
+const state = JSON.parse(fs.readFileSync(scaleStateFile(Number(size)), 'utf8'));
 const url = new URL(ADMIN_URL);
 url.pathname = `/${state.database}`;
 const ledger = await Ledger.open({ databaseUrl: url.toString(), maxConnections: 1 });

@@ -5,7 +5,7 @@
  *   pnpm --filter @tms/bench scale [sizes] [--reuse] [--keep]
  *
  * `sizes`: comma-separated memory counts (default 10000,100000,1000000), each in a database of
- * its own (`tms_bench_scale_<size>`, dropped and created anew). `--keep` leaves each database
+ * its own (`tms_bench_scale_<size>`, bench/scale-state.ts; dropped and created anew). `--keep` leaves each database
  * loaded (its ids in `$TMPDIR/tms-bench-scale-<size>.json`); `--reuse` measures a kept database
  * again without loading it (after a change to the search code, say) and keeps it.
  *
@@ -13,7 +13,8 @@
  * 1. Bootstrap with the CLI alone (`svc migrate`, `svc admin workspace create`, a root namespace,
  *    a service key with read, observe and admin granted on it), then 1,000 namespaces under the
  *    root over `POST /v1/namespaces`: one large (a tenth of the memories: 100,000 at a million),
- *    999 sharing the rest (about 900 each at a million).
+ *    999 sharing the rest (about 900 each at a million). `SCALE_LARGE_SHARE=2` gives the large
+ *    one half instead (bench/scale-state.ts): at 200000, the million's large namespace in minutes.
  * 2. `svc import` of `size` lines (bench/corpus.ts `noteFor`: notes with skewed names and topics
  *    and rare words; every EVIDENCE_EVERY-th line cites evidence of its own), streamed on stdin,
  *    with no gateway running: the import rate.
@@ -38,6 +39,7 @@ import path from 'node:path';
 import { ADMIN_URL } from '@tms/testkit';
 import { REPO_ROOT, SERVER_NODE_FLAGS } from '../scripts/build';
 import { noteFor, noteQuery } from './corpus';
+import { LARGE_SHARE, scaleDatabase, scaleStateFile } from './scale-state';
 import { type Server, startServer } from './server-process';
 
 const args = process.argv.slice(2);
@@ -47,8 +49,6 @@ const KEEP = REUSE || args.includes('--keep');
 /** Only the recall latencies (a reused database, re-measured after a change). */
 const RECALL_ONLY = args.includes('--recall-only');
 const NAMESPACES = 1000;
-/** The large namespace's share of the memories. */
-const LARGE_SHARE = 10;
 const EVIDENCE_EVERY = Number(process.env.SCALE_EVIDENCE_EVERY ?? 4);
 const POST_SECONDS = Number(process.env.SCALE_POST_SECONDS ?? 20);
 const POST_CONCURRENCY = 16;
@@ -152,7 +152,7 @@ interface Loaded {
   };
 }
 
-const stateFile = (size: number) => path.join(os.tmpdir(), `tms-bench-scale-${size}.json`);
+const stateFile = scaleStateFile;
 
 /** Line i's namespace: every LARGE_SHARE-th line to the large one, the others dealt in turn to the 999. */
 const namespaceOf = (i: number, large: string, small: readonly string[]) =>
@@ -272,7 +272,7 @@ function headOf(url: string, workspace: string): number {
 }
 
 async function load(size: number, logDir: string): Promise<Loaded> {
-  const database = `tms_bench_scale_${size}`;
+  const database = scaleDatabase(size);
   psql(ADMIN_URL, `drop database if exists ${database} with (force)`);
   psql(ADMIN_URL, `create database ${database}`);
   const url = databaseUrl(database);
