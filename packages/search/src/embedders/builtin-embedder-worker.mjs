@@ -7,9 +7,9 @@
 // Two lanes, each with its own copy of the model: documents on the process's main thread, at the
 // nice value the parent passes (19: only CPU the service leaves idle), and queries on a worker
 // thread left at the parent's priority, so a live recall never waits for a background-priority
-// thread (nor behind a document chunk). The documents' copy is loaded at the first document, so a
-// gateway whose indexer runs elsewhere holds one copy; a process that embeds no query (the indexer
-// service, `svc index`) passes `documents-only`: no query lane, the main thread serves both.
+// thread (nor behind a document chunk). Both copies load at start, so that the first memory
+// written is embedded at once; a process that embeds no query (the indexer service, `svc index`)
+// passes `documents-only`: no query lane, the main thread serves both.
 //
 // Arguments: the nice value, then `documents-only` or nothing.
 //
@@ -97,7 +97,7 @@ if (isMainThread) {
     process.exit(1);
   };
   let queries = null;
-  /** The main thread's copy of the model: loaded at start without a query lane, else at the first document. */
+  /** The main thread's copy of the model (loaded again at the next document if loading failed). */
   let mainModel = null;
   const loadMainModel = () => {
     mainModel ??= loadModel().catch((error) => {
@@ -115,9 +115,14 @@ if (isMainThread) {
       lane.on('exit', (code) => failed(new Error(`the query lane exited (code ${code})`)));
       const { tid } = await new Promise((resolve) => lane.once('message', resolve));
       lowerPriority(niceness, tid);
-      await new Promise((resolve, reject) => {
-        lane.once('message', (message) => (message.type === 'ready' ? resolve() : reject(new Error(message.message))));
-      });
+      await Promise.all([
+        loadMainModel(),
+        new Promise((resolve, reject) => {
+          lane.once('message', (message) =>
+            message.type === 'ready' ? resolve() : reject(new Error(message.message)),
+          );
+        }),
+      ]);
       lane.on('message', (answer) => process.send?.(answer));
       queries = lane;
     } else {
