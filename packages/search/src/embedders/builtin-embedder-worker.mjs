@@ -4,10 +4,11 @@
 // from the sources (tests, tsx) and, copied next to the bundles by scripts/build.ts, from dist/bin,
 // where the packages resolve through dist/node_modules.
 //
-// Two lanes, each with its own copy of the model: documents on the process's main thread, at the
-// nice value the parent passes (19: only CPU the service leaves idle), and queries on a worker
-// thread left at the parent's priority, so a live recall never waits for a background-priority
-// thread (nor behind a document chunk). Both copies load at start, so that the first memory
+// Two lanes, each with its own copy of the model: queries on the process's main thread, left at
+// the parent's priority, and documents on a worker thread at the nice value the parent passes (19:
+// only CPU the service leaves idle). The main thread receives every request and hands documents
+// to their lane at once, so a live recall never waits for a background-priority thread, nor for
+// a document chunk in flight. Both copies load at start, so that the first memory
 // written is embedded at once; a process that embeds no query (the indexer service, `svc index`)
 // passes `documents-only`: no query lane, the main thread serves both.
 //
@@ -23,7 +24,7 @@ import os from 'node:os';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 
 /**
- * Nice every thread of this process but `spared` (the query lane). On Linux the nice value
+ * Nice every thread of this process but `spared` (the query lane's). On Linux the nice value
  * belongs to each thread, and V8's platform threads (garbage collection, compilation) exist
  * before any JavaScript runs, so `setPriority(pid)` alone would leave them at the gateway's
  * priority. Threads started later inherit the value of the thread that starts them.
@@ -96,8 +97,7 @@ if (isMainThread) {
     process.send?.({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.exit(1);
   };
-  let queries = null;
-  /** The main thread's copy of the model (loaded again at the next document if loading failed). */
+  /** The main thread's copy of the model (loaded again at the next request if loading failed). */
   let mainModel = null;
   const loadMainModel = () => {
     mainModel ??= loadModel().catch((error) => {
@@ -106,15 +106,16 @@ if (isMainThread) {
     });
     return mainModel;
   };
+  /** The documents' lane, a worker thread, when queries have this thread to themselves. */
+  let documents = null;
   try {
     if (queryLane) {
-      // The query lane starts before this thread lowers its priority (a thread inherits its
-      // starter's), and says which thread it is so that it is spared.
       const lane = new Worker(new URL(import.meta.url));
       lane.on('error', failed);
-      lane.on('exit', (code) => failed(new Error(`the query lane exited (code ${code})`)));
-      const { tid } = await new Promise((resolve) => lane.once('message', resolve));
-      lowerPriority(niceness, tid);
+      lane.on('exit', (code) => failed(new Error(`the documents' lane exited (code ${code})`)));
+      // Every thread but this one (the lane and V8's own threads) is niced; threads the lane
+      // starts later inherit its value.
+      lowerPriority(niceness, ownThreadId());
       await Promise.all([
         loadMainModel(),
         new Promise((resolve, reject) => {
@@ -124,7 +125,7 @@ if (isMainThread) {
         }),
       ]);
       lane.on('message', (answer) => process.send?.(answer));
-      queries = lane;
+      documents = lane;
     } else {
       lowerPriority(niceness, null);
       await loadMainModel();
@@ -134,8 +135,10 @@ if (isMainThread) {
   }
   process.on('message', async (message) => {
     if (message?.type !== 'embed') return;
-    if (message.lane === 'query' && queries) {
-      queries.postMessage(message);
+    // Documents go to their lane at once, so this thread is free for the next query whatever
+    // the lane is working on.
+    if (message.lane !== 'query' && documents) {
+      documents.postMessage(message);
       return;
     }
     let model;
@@ -151,7 +154,6 @@ if (isMainThread) {
   process.send?.({ type: 'ready', loadMs: performance.now() - started });
 } else {
   const port = parentPort;
-  port.postMessage({ tid: ownThreadId() });
   try {
     const model = await loadModel();
     port.on('message', async (message) => {
