@@ -21,8 +21,18 @@ describe('the builtin embedder in a build', () => {
     }
     // Run from elsewhere, as a deployment would: nothing may resolve through the repository's own layout.
     const { stdout } = await promisify(execFile)(process.execPath, [bundles.probe], { cwd: scratch, timeout: 60_000 });
-    const report = JSON.parse(stdout.trim()) as { dimensions: number; model: string; nice: number; command: string[] };
-    expect(report).toMatchObject({ dimensions: 512, model: 'builtin:use-lite@512', nice: 19 });
+    const report = JSON.parse(stdout.trim()) as {
+      dimensions: number;
+      model: string;
+      ownNice: number;
+      queryLaneNice: number;
+      otherThreadNices: number[];
+      command: string[];
+    };
+    expect(report).toMatchObject({ dimensions: 512, model: 'builtin:use-lite@512', queryLaneNice: report.ownNice });
+    // The documents' lane and every helper thread yield to the gateway.
+    expect(report.otherThreadNices.length).toBeGreaterThan(0);
+    expect(new Set(report.otherThreadNices)).toEqual(new Set([19]));
     expect(report.command).toContain(path.join(outDir, 'bin', 'builtin-embedder-worker.mjs'));
   });
 });
