@@ -202,6 +202,14 @@ export interface WritePhase {
   catchUpSeconds: number | null;
 }
 
+/** CPU milliseconds per recall by process: the gateway, the builtin model's child, Postgres' backends, the bench's client. */
+export interface RecallCpu {
+  gateway: number;
+  model: number;
+  postgres: number;
+  client: number;
+}
+
 export interface LedgerRun {
   ledger: LedgerKind;
   turns: number;
@@ -215,7 +223,13 @@ export interface LedgerRun {
   semanticOff: WritePhase & { rates: [number, number] };
   modes: Record<
     string,
-    { available: boolean; retrieval?: unknown; latency_ms?: { p50: number; p95: number } } & object
+    {
+      available: boolean;
+      retrieval?: unknown;
+      latency_ms?: { p50: number; p95: number };
+      /** Over HTTP only: CPU milliseconds per recall, by process. */
+      cpu_ms_per_recall?: RecallCpu;
+    } & object
   >;
   scoreboards: Map<string, Scoreboard>;
   /** Per mode, the ranked turn texts of each question (to compare runs). */

@@ -15,6 +15,8 @@
  * 3. per mode, a fresh gateway (no query vector cached), a warm-up of 20 recalls that share no
  *    text with the questions, then every question.
  *
+ * Each mode also reports the CPU time per recall of each process taking part (recallCpu).
+ *
  * `RECALL_HTTP_CPU_PROF=dir` starts every gateway with `node --cpu-prof`, its profile written there.
  *
  * `RATE_LIMITS=off`: the default budget (1200 calls a minute per principal) is below the
@@ -27,12 +29,14 @@ import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
 import { REPO_ROOT, SERVER_NODE_FLAGS } from '../scripts/build';
+import { type CpuSample, cpuBetween, sampleCpu } from './cpu';
 import {
   type Conversation,
   type LedgerKind,
   type LedgerRun,
   MAX_ITEMS,
   percentile,
+  type RecallCpu,
   Scoreboard,
   type Turn,
   type WritePhase,
@@ -175,6 +179,39 @@ async function waitForIndex(api: Api, ws: string, namespaceId: string, mode: Htt
   return (performance.now() - started) / 1000;
 }
 
+/**
+ * CPU milliseconds per recall since `before`, by process: the gateway, the builtin model's child,
+ * the Postgres backends serving them (none on PGlite, whose database runs in the gateway) and
+ * this client. Their sum against the latency shows how far the work shares the machine's cores.
+ */
+function recallCpu(
+  gatewayPid: number,
+  before: { processes: CpuSample; client: NodeJS.CpuUsage },
+  recalls: number,
+): RecallCpu {
+  const after = sampleCpu(gatewayPid);
+  const ms = (seconds: number) => (seconds * 1000) / recalls;
+  const only = (sample: CpuSample, keep: (pid: number) => boolean): CpuSample => ({
+    server: new Map([...sample.server].filter(([pid]) => keep(pid))),
+    postgres: new Map(),
+  });
+  const gateway = cpuBetween(
+    only(before.processes, (pid) => pid === gatewayPid),
+    only(after, (pid) => pid === gatewayPid),
+  );
+  const model = cpuBetween(
+    only(before.processes, (pid) => pid !== gatewayPid),
+    only(after, (pid) => pid !== gatewayPid),
+  );
+  const client = process.cpuUsage(before.client);
+  return {
+    gateway: ms(gateway.server),
+    model: ms(model.server),
+    postgres: ms(cpuBetween(before.processes, after).postgres),
+    client: (client.user + client.system) / 1000 / recalls,
+  };
+}
+
 export async function runOverHttp(
   kind: LedgerKind,
   conversations: Conversation[],
@@ -209,10 +246,13 @@ export async function runOverHttp(
       logDir,
       profileDir ? [...SERVER_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] : SERVER_NODE_FLAGS,
     );
-  const withGateway = async <T>(embedder: 'builtin' | 'none', work: (api: Api) => Promise<T>): Promise<T> => {
+  const withGateway = async <T>(
+    embedder: 'builtin' | 'none',
+    work: (api: Api, server: Server) => Promise<T>,
+  ): Promise<T> => {
     const server = await gateway(embedder);
     try {
-      return await work(new Api(server.url, token));
+      return await work(new Api(server.url, token), server);
     } finally {
       await server.stop();
     }
@@ -286,7 +326,7 @@ export async function runOverHttp(
         run.modes[mode] = { available: false };
         continue;
       }
-      await withGateway('builtin', async (api) => {
+      await withGateway('builtin', async (api, server) => {
         const ask = (namespaceId: string, query: string) =>
           api.call(
             'POST',
@@ -312,6 +352,7 @@ export async function runOverHttp(
         const latencies: number[] = [];
         let retrieval: unknown;
         const statuses = new Map<string, number>();
+        const cpuBefore = { processes: sampleCpu(server.pid), client: process.cpuUsage() };
         for (const c of conversations) {
           for (const q of c.questions) {
             const started = performance.now();
@@ -330,12 +371,14 @@ export async function runOverHttp(
             rankings.push(ranked.map((t) => t?.text ?? '?'));
           }
         }
+        const cpu = recallCpu(server.pid, cpuBefore, latencies.length);
         latencies.sort((a, b) => a - b);
         log(`${kind} ${mode}: statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
         run.modes[mode] = {
           available: true,
           ...(retrieval === undefined ? {} : { retrieval }),
           latency_ms: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+          cpu_ms_per_recall: cpu,
         };
         run.scoreboards.set(mode, board);
         run.rankings.set(mode, rankings);

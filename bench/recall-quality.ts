@@ -426,6 +426,13 @@ async function main() {
     );
     for (const [mode, m] of Object.entries(run.modes)) {
       if (m.retrieval !== undefined) lines.push(`  ${mode} retrieval: ${JSON.stringify(m.retrieval)}`);
+      const cpu = m.cpu_ms_per_recall;
+      if (cpu) {
+        const total = cpu.gateway + cpu.model + cpu.postgres + cpu.client;
+        lines.push(
+          `  ${mode} CPU ms per recall: gateway ${cpu.gateway.toFixed(1)}, model ${cpu.model.toFixed(1)}, Postgres ${cpu.postgres.toFixed(1)}, client ${cpu.client.toFixed(1)} (total ${total.toFixed(1)})`,
+        );
+      }
     }
   }
   const identical: Record<string, { identical: number; questions: number }> = {};
