@@ -134,12 +134,14 @@ describe('the builtin embedder', () => {
     try {
       await modest.start();
       const documents = modest.embed(['the quarterly budget review', 'the budget moved to May', 'a note'], 'document');
-      // Keep this process's event loop busy (work in 10 ms slices) until the first chunk is back.
+      // Keep this process's event loop busy (10 ms slices of work, 4 ms pauses: about 70%) until
+      // the first chunk is back. The pauses leave the niced documents' lane some CPU while another
+      // test file takes the other core: without them the chunk took half a minute in the suite.
       const deadline = performance.now() + 30_000;
       while (chunks.length === 0 && performance.now() < deadline) {
         const slice = performance.now() + 10;
         while (performance.now() < slice) {}
-        await new Promise((resolve) => setImmediate(resolve));
+        await new Promise((resolve) => setTimeout(resolve, 4));
       }
       const [busy] = chunks;
       expect(busy?.purpose).toBe('document');
