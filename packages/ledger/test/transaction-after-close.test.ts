@@ -109,9 +109,12 @@ describe('postgres.js sql.begin after its connection closed', () => {
     expect(codeOf(beginError)).toBe('CONNECTION_CLOSED');
     const outcomes = (await callback) as PromiseSettledResult<unknown>[];
     expect(outcomes).toHaveLength(150);
-    expect(new Set(outcomes.map((o) => (o.status === 'rejected' ? codeOf(o.reason) : 'fulfilled')))).toEqual(
-      new Set(['CONNECTION_CLOSED']),
-    );
+    // Every one settles as a lost connection: the driver's own CONNECTION_CLOSED, or, for
+    // statements still being written when the backend went, the socket's ECONNRESET (the kernel
+    // resets a connection closed with data unread; seen in CI under load).
+    const codes = new Set(outcomes.map((o) => (o.status === 'rejected' ? codeOf(o.reason) : 'fulfilled')));
+    expect(codes.has('CONNECTION_CLOSED')).toBe(true);
+    for (const code of codes) expect(['CONNECTION_CLOSED', 'ECONNRESET']).toContain(code);
     await sql`select 1`;
     expect(await admin`select v from written`).toEqual([]);
   });
