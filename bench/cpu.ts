@@ -130,10 +130,19 @@ export interface CpuSeconds {
 
 /** CPU seconds between two samples; a process started in between counts from zero. */
 export function cpuBetween(before: CpuSample, after: CpuSample): CpuSeconds {
-  const spent = (from: Map<number, number>, to: Map<number, number>) => {
-    let ticks = 0;
-    for (const [pid, now] of to) ticks += now - (from.get(pid) ?? 0);
-    return ticks / TICKS_PER_SECOND;
+  return {
+    server: secondsBetween(before.server, after.server),
+    postgres: secondsBetween(before.postgres, after.postgres),
   };
-  return { server: spent(before.server, after.server), postgres: spent(before.postgres, after.postgres) };
+}
+
+/** CPU seconds the processes `keep` selects spent between two samples of one kind (`CpuSample.server` or `.postgres`). */
+export function secondsBetween(
+  from: Map<number, number>,
+  to: Map<number, number>,
+  keep: (pid: number) => boolean = () => true,
+): number {
+  let ticks = 0;
+  for (const [pid, now] of to) if (keep(pid)) ticks += now - (from.get(pid) ?? 0);
+  return ticks / TICKS_PER_SECOND;
 }

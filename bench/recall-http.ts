@@ -29,7 +29,7 @@ import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
 import { REPO_ROOT, SERVER_NODE_FLAGS } from '../scripts/build';
-import { type CpuSample, cpuBetween, sampleCpu } from './cpu';
+import { type CpuSample, sampleCpu, secondsBetween } from './cpu';
 import {
   type Conversation,
   type LedgerKind,
@@ -191,23 +191,11 @@ function recallCpu(
 ): RecallCpu {
   const after = sampleCpu(gatewayPid);
   const ms = (seconds: number) => (seconds * 1000) / recalls;
-  const only = (sample: CpuSample, keep: (pid: number) => boolean): CpuSample => ({
-    server: new Map([...sample.server].filter(([pid]) => keep(pid))),
-    postgres: new Map(),
-  });
-  const gateway = cpuBetween(
-    only(before.processes, (pid) => pid === gatewayPid),
-    only(after, (pid) => pid === gatewayPid),
-  );
-  const model = cpuBetween(
-    only(before.processes, (pid) => pid !== gatewayPid),
-    only(after, (pid) => pid !== gatewayPid),
-  );
   const client = process.cpuUsage(before.client);
   return {
-    gateway: ms(gateway.server),
-    model: ms(model.server),
-    postgres: ms(cpuBetween(before.processes, after).postgres),
+    gateway: ms(secondsBetween(before.processes.server, after.server, (pid) => pid === gatewayPid)),
+    model: ms(secondsBetween(before.processes.server, after.server, (pid) => pid !== gatewayPid)),
+    postgres: ms(secondsBetween(before.processes.postgres, after.postgres)),
     client: (client.user + client.system) / 1000 / recalls,
   };
 }

@@ -152,8 +152,6 @@ interface Loaded {
   };
 }
 
-const stateFile = scaleStateFile;
-
 /** Line i's namespace: every LARGE_SHARE-th line to the large one, the others dealt in turn to the 999. */
 const namespaceOf = (i: number, large: string, small: readonly string[]) =>
   i % LARGE_SHARE === 0 ? large : (small[(i - Math.floor(i / LARGE_SHARE) - 1) % small.length] as string);
@@ -318,7 +316,7 @@ async function load(size: number, logDir: string): Promise<Loaded> {
       evidence: Math.ceil(size / EVIDENCE_EVERY),
     },
   };
-  fs.writeFileSync(stateFile(size), JSON.stringify(loaded));
+  fs.writeFileSync(scaleStateFile(size), JSON.stringify(loaded));
   return loaded;
 }
 
@@ -454,7 +452,7 @@ async function measure(loaded: Loaded, logDir: string) {
           steady_commits_per_second: Math.round(steady),
           steady_memories_per_second: Math.round((steady * loaded.size) / loaded.head),
         };
-        fs.writeFileSync(stateFile(size), JSON.stringify(loaded));
+        fs.writeFileSync(scaleStateFile(size), JSON.stringify(loaded));
         log(
           `${size}: the embedded lexical indexer caught up from 0 to ${loaded.head} commits (${loaded.size} memories) in ${loaded.index.seconds} s from the gateway's start: ${loaded.index.commits_per_second} commits/s, ${loaded.index.memories_per_second} memories/s (from its first answer: ${loaded.index.steady_commits_per_second} commits/s, ${loaded.index.steady_memories_per_second} memories/s)`,
         );
@@ -524,8 +522,9 @@ async function main(): Promise<void> {
   for (const size of SIZES) {
     let loaded: Loaded;
     if (REUSE) {
-      if (!fs.existsSync(stateFile(size))) throw new Error(`--reuse: no ${stateFile(size)}; run with --keep first`);
-      loaded = JSON.parse(fs.readFileSync(stateFile(size), 'utf8'));
+      if (!fs.existsSync(scaleStateFile(size)))
+        throw new Error(`--reuse: no ${scaleStateFile(size)}; run with --keep first`);
+      loaded = JSON.parse(fs.readFileSync(scaleStateFile(size), 'utf8'));
       log(`${size}: reusing ${loaded.database} (${loaded.workspace}, head ${loaded.head})`);
     } else loaded = await load(size, logDir);
     try {
@@ -534,7 +533,7 @@ async function main(): Promise<void> {
     } finally {
       if (!KEEP) {
         psql(ADMIN_URL, `drop database if exists ${loaded.database} with (force)`);
-        fs.rmSync(stateFile(size), { force: true });
+        fs.rmSync(scaleStateFile(size), { force: true });
       }
     }
   }

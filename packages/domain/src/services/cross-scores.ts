@@ -16,6 +16,14 @@ interface AskedScores {
 
 const NOTHING_ASKED: AskedScores = { asked: new Set(), scores: new Map() };
 
+/** The entries of `from` whose memory `other` does not list. */
+function onlyIn<T extends { memoryId: string }>(from: readonly T[], other: readonly T[]): T[] {
+  const listed = new Set(other.map((entry) => entry.memoryId));
+  return from.filter((entry) => !listed.has(entry.memoryId));
+}
+
+const revisionIdsOf = (entries: readonly { revisionId: string }[]) => entries.map((entry) => entry.revisionId);
+
 /**
  * Each arm's own scores for the candidates only the other arm ranked, so that the fusion sums
  * two real scores for every candidate rather than count a memory an arm ranked 41st as if it
@@ -36,25 +44,17 @@ export class CrossScoring {
     this.firstPages[arm] = hits;
     const { lexical, semantic } = this.firstPages;
     if (!lexical || !semantic || this.early) return;
-    const onlyIn = (from: readonly SearchHit[], other: readonly SearchHit[]) => {
-      const listed = new Set(other.map((hit) => hit.memoryId));
-      return from.filter((hit) => !listed.has(hit.memoryId)).map((hit) => hit.revisionId);
-    };
     this.early = Promise.all([
-      this.ask('lexical', onlyIn(semantic, lexical)),
-      this.ask('semantic', onlyIn(lexical, semantic)),
+      this.ask('lexical', revisionIdsOf(onlyIn(semantic, lexical))),
+      this.ask('semantic', revisionIdsOf(onlyIn(lexical, semantic))),
     ]).then(([lexicalScores, semanticScores]) => ({ lexical: lexicalScores, semantic: semanticScores }));
   }
 
   /** Both arms' scores for the approved candidates (each arm's final ranking) only the other arm ranked, by memory. */
   async scores(ranked: Record<Arm, readonly RankedCandidate[]>): Promise<CrossScores> {
     const early = (await this.early) ?? { lexical: NOTHING_ASKED, semantic: NOTHING_ASKED };
-    const onlyIn = (from: readonly RankedCandidate[], other: readonly RankedCandidate[]) => {
-      const listed = new Set(other.map((c) => c.memoryId));
-      return from.filter((c) => !listed.has(c.memoryId));
-    };
     const scoresFor = async (arm: Arm, candidates: readonly RankedCandidate[]) => {
-      const late = candidates.filter((c) => !early[arm].asked.has(c.revisionId)).map((c) => c.revisionId);
+      const late = revisionIdsOf(candidates.filter((c) => !early[arm].asked.has(c.revisionId)));
       const more = late.length > 0 ? await this.ask(arm, late) : NOTHING_ASKED;
       const byMemory = new Map<string, number>();
       for (const c of candidates) {

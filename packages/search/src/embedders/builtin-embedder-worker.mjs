@@ -97,16 +97,8 @@ if (isMainThread) {
     process.send?.({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
     process.exit(1);
   };
-  /** The main thread's copy of the model (loaded again at the next request if loading failed). */
-  let mainModel = null;
-  const loadMainModel = () => {
-    mainModel ??= loadModel().catch((error) => {
-      mainModel = null;
-      throw error;
-    });
-    return mainModel;
-  };
-  /** The documents' lane, a worker thread, when queries have this thread to themselves. */
+  /** The main thread's copy of the model; the documents' lane (a worker thread) when queries have this thread to themselves. */
+  let model = null;
   let documents = null;
   try {
     if (queryLane) {
@@ -116,8 +108,8 @@ if (isMainThread) {
       // Every thread but this one (the lane and V8's own threads) is niced; threads the lane
       // starts later inherit its value.
       lowerPriority(niceness, ownThreadId());
-      await Promise.all([
-        loadMainModel(),
+      [model] = await Promise.all([
+        loadModel(),
         new Promise((resolve, reject) => {
           lane.once('message', (message) =>
             message.type === 'ready' ? resolve() : reject(new Error(message.message)),
@@ -128,10 +120,10 @@ if (isMainThread) {
       documents = lane;
     } else {
       lowerPriority(niceness, null);
-      await loadMainModel();
+      model = await loadModel();
     }
   } catch (error) {
-    failed(error);
+    failed(error); // exits: the parent sends nothing before `ready`
   }
   process.on('message', async (message) => {
     if (message?.type !== 'embed') return;
@@ -139,14 +131,6 @@ if (isMainThread) {
     // the lane is working on.
     if (message.lane !== 'query' && documents) {
       documents.postMessage(message);
-      return;
-    }
-    let model;
-    try {
-      model = await loadMainModel();
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      process.send?.({ type: 'error', id: message.id, message: `the model did not load: ${reason}` });
       return;
     }
     process.send?.(await embedWith(model, message));

@@ -234,8 +234,13 @@ export class BuiltinEmbedder implements Embedder {
     return {
       queries: waiting(this.queries),
       documents: waiting(this.documents),
-      inFlight: this.inFlight.query !== null || this.inFlight.document !== null,
+      inFlight: this.chunkInFlight,
     };
+  }
+
+  /** Whether either lane of the child is working on a chunk. */
+  private get chunkInFlight(): boolean {
+    return this.inFlight.query !== null || this.inFlight.document !== null;
   }
 
   /** How long the child took to load the model, once it has. */
@@ -506,7 +511,7 @@ export class BuiltinEmbedder implements Embedder {
   private holdProcessOpen(): void {
     const child = this.child;
     if (!child) return;
-    const busy = this.state === 'starting' || this.inFlight.query !== null || this.inFlight.document !== null;
+    const busy = this.state === 'starting' || this.chunkInFlight;
     // The process handle, the IPC channel and the stderr pipe each keep the event loop alive.
     const handles = [child.channel, child.stderr] as ({ ref(): void; unref(): void } | null | undefined)[];
     if (busy) {
