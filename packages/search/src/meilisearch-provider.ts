@@ -2,6 +2,8 @@ import { type EnqueuedTask, Meilisearch, type Task } from 'meilisearch';
 import {
   type CursorFence,
   type DocumentBatch,
+  type LexicalScope,
+  type ScopedLexicalSearch,
   type ScopedSemanticSearch,
   type SearchHit,
   type SearchProvider,
@@ -9,6 +11,7 @@ import {
   SearchUnavailableError,
   type SemanticQuery,
   type SemanticScope,
+  searchLexicalEachTime,
   searchSemanticEachTime,
   type VectorBatch,
   type VectorMetadata,
@@ -211,6 +214,11 @@ export class MeilisearchProvider implements SearchProvider {
       `valid_from <= ${query.asOf}`,
       `(valid_to_open = true OR valid_to > ${query.asOf})`,
     ];
+  }
+
+  /** Each page is a search of its own: Meilisearch pages and scores given ids itself. */
+  lexicalScope(scope: LexicalScope): ScopedLexicalSearch {
+    return searchLexicalEachTime(this, scope);
   }
 
   /** Meilisearch is asked once the vector is known: nothing of a scope is read ahead. */

@@ -1,5 +1,12 @@
-import type { ScopedSemanticSearch, SearchHit, SearchProvider, SemanticScope } from './provider';
-import { SearchUnavailableError, searchSemanticEachTime } from './provider';
+import type {
+  LexicalScope,
+  ScopedLexicalSearch,
+  ScopedSemanticSearch,
+  SearchHit,
+  SearchProvider,
+  SemanticScope,
+} from './provider';
+import { SearchUnavailableError, searchLexicalEachTime, searchSemanticEachTime } from './provider';
 
 /** Indexing disabled (`SEARCH_PROVIDER=none`): nothing is indexed and searching is unavailable. */
 export class NoSearchProvider implements SearchProvider {
@@ -10,6 +17,9 @@ export class NoSearchProvider implements SearchProvider {
   }
   async search(): Promise<never> {
     throw new SearchUnavailableError('indexing is disabled');
+  }
+  lexicalScope(scope: LexicalScope): ScopedLexicalSearch {
+    return searchLexicalEachTime(this, scope);
   }
   async searchSemantic(): Promise<SearchHit[]> {
     throw new SearchUnavailableError('indexing is disabled');

@@ -1,10 +1,12 @@
 import crypto from 'node:crypto';
 import { type Database, Stores } from '@tms/ledger';
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { PostgresVectorStore, type VectorStoreOptions } from './postgres-vectors';
 import {
   type CursorFence,
   type DocumentBatch,
+  type LexicalScope,
+  type ScopedLexicalSearch,
   type ScopedSemanticSearch,
   type SearchDocument,
   type SearchHit,
@@ -15,7 +17,7 @@ import {
   type SemanticScope,
   type VectorBatch,
 } from './provider';
-import { list, rowsOf } from './sql';
+import { list, packedRows, rowsOf } from './sql';
 import { analyseDocument, analyseQuery } from './text-analysis';
 
 /**
@@ -42,18 +44,22 @@ const CLAIM_WAIT_MS = 60_000;
 /** A document's terms as a tsvector literal (for matching; no positions). Terms hold letters and digits only, so quoting is safe. */
 const termVector = (terms: Iterable<string>): string => [...terms].map((t) => `'${t}'`).join(' ');
 
+// The lexical arm's statements are built as text: every value is written in (see `scored`), and
+// building them through Drizzle's `sql` fragments cost the gateway more than Postgres took to
+// run them on a small scope.
+
 /** A number written into the statement (typed float8), not sent as a parameter of unknown type. */
-const constant = (value: number): SQL => {
+const constant = (value: number): string => {
   if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-  return sql.raw(`${value}::float8`);
+  return `${value}::float8`;
 };
 
 /** A string literal written into the statement (standard-conforming: only quotes are doubled). */
-const literal = (text: string): SQL => sql.raw(`'${text.replaceAll("'", "''")}'`);
+const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
 /** A text[] literal written into the statement, each element double-quoted and escaped. */
-const literalArray = (values: readonly string[]): SQL =>
-  sql.raw(`'{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&').replaceAll("'", "''")}"`).join(',')}}'::text[]`);
+const literalArray = (values: readonly string[]): string =>
+  `'{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&').replaceAll("'", "''")}"`).join(',')}}'::text[]`;
 
 /**
  * How far above the bound of the documents left out the last score kept must be for MaxScore to
@@ -65,6 +71,9 @@ const BOUND_MARGIN = 1e-6;
 /** A scope of more documents than this, searched for words held by less than RARE_SHARE of them, is searched by the term index alone. */
 const LARGE_SCOPE = 20_000;
 const RARE_SHARE = 0.02;
+
+/** A hybrid recall's scope of up to this many documents is scored whole, once (`lexicalScope`). */
+const WHOLE_SCOPE_DOCUMENTS = 2_000;
 
 /** Up to this many namespaces, the statistics are read by their key; over more, a term's rows at once. */
 const FEW_NAMESPACES = 16;
@@ -204,6 +213,7 @@ export class PostgresSearchProvider implements SearchProvider {
   constructor(
     private readonly db: Database,
     vectorOptions: VectorStoreOptions = {},
+    private readonly lexicalOptions: { /** See `lexicalScope` (default 2000). */ wholeScopeDocuments?: number } = {},
   ) {
     this.vectors = new PostgresVectorStore(db, vectorOptions);
   }
@@ -434,6 +444,42 @@ export class PostgresSearchProvider implements SearchProvider {
     const statistics = await this.statistics(query, terms);
     // No statistics: the namespaces hold no documents.
     if (statistics === null) return [];
+    return this.searchWith(query, terms, statistics);
+  }
+
+  /**
+   * A scope of up to `wholeScopeDocuments` (2,000) documents is scored whole at the first page asked:
+   * every document holding a query term, in `search`'s order, so that the later pages and the
+   * scores of the semantic arm's candidates are read from that one answer, not asked in two
+   * statements each (the statistics, the scores). A larger scope is searched a page at a time
+   * (`search`, pruned), its statistics read once.
+   */
+  lexicalScope(scope: LexicalScope): ScopedLexicalSearch {
+    let whole: Promise<{ hits: SearchHit[] | null; terms: string[]; statistics: BM25Statistics | null }> | null = null;
+    return {
+      search: async (page) => {
+        whole ??= this.scoredWhole(scope);
+        const { hits, terms, statistics } = await whole;
+        if (terms.length === 0 || statistics === null || page.revisionIds?.length === 0) return [];
+        if (hits === null) return this.searchWith({ ...scope, ...page }, terms, statistics);
+        const given = page.revisionIds && new Set(page.revisionIds);
+        const chosen = given ? hits.filter((hit) => given.has(hit.revisionId)) : hits;
+        return chosen.slice(page.offset, page.offset + page.limit);
+      },
+    };
+  }
+
+  private async scoredWhole(scope: LexicalScope) {
+    const terms = analyseQuery(scope.text);
+    if (terms.length === 0 || scope.namespaceIds.length === 0) return { hits: [], terms, statistics: null };
+    const statistics = await this.statistics(scope, terms);
+    const most = this.lexicalOptions.wholeScopeDocuments ?? WHOLE_SCOPE_DOCUMENTS;
+    const small = statistics !== null && statistics.n <= most;
+    const hits = small ? await this.scored(scope, terms, statistics, terms, null, 0) : null;
+    return { hits, terms, statistics };
+  }
+
+  private async searchWith(query: SearchQuery, terms: string[], statistics: BM25Statistics): Promise<SearchHit[]> {
     const wanted = query.offset + query.limit;
     if (!query.revisionIds && terms.length > 1 && wanted > 0) {
       const byRarity = terms
@@ -475,17 +521,18 @@ export class PostgresSearchProvider implements SearchProvider {
    * N, avgdl and each term's df and idf over the addressed namespaces, computed by Postgres (and
    * written back into `scored`'s statement as the same float8 values: a float8 reads back exactly).
    */
-  private async statistics(query: SearchQuery, terms: readonly string[]): Promise<BM25Statistics | null> {
+  private async statistics(query: LexicalScope, terms: readonly string[]): Promise<BM25Statistics | null> {
     const namespaces = literalArray(query.namespaceIds);
-    const ofTerms = sql`select namespace_id, term, documents, max_frequency, min_length from search.term_stats
-       where workspace_id = ${literal(query.workspaceId)} and term = any(${literalArray(terms)})`;
+    const workspace = literal(query.workspaceId);
+    const ofTerms = `select namespace_id, term, documents, max_frequency, min_length from search.term_stats
+       where workspace_id = ${workspace} and term = any(${literalArray(terms)})`;
     // Over many namespaces, each term's rows are read in one range of the key (term before
     // namespace) and the scope's kept: asked for both lists at once, Postgres would plan a probe
     // per term and namespace, or, costing that, scan the table.
     const termRows =
       query.namespaceIds.length > FEW_NAMESPACES
-        ? sql`, term_rows as materialized (${ofTerms})`
-        : sql`, term_rows as (${ofTerms} and namespace_id = any(${namespaces}))`;
+        ? `, term_rows as materialized (${ofTerms})`
+        : `, term_rows as (${ofTerms} and namespace_id = any(${namespaces}))`;
     const rows = rowsOf<{
       n: number | null;
       average_length: number;
@@ -495,12 +542,13 @@ export class PostgresSearchProvider implements SearchProvider {
       max_frequency: number;
       min_length: number;
     }>(
-      await this.db.execute(sql`
+      await this.db.execute(
+        sql.raw(`
         with scope as materialized (
           select sum(documents)::float8 as n,
                  sum(total_length)::float8 / greatest(sum(documents), 1) as average_length
             from search.namespace_stats
-           where workspace_id = ${literal(query.workspaceId)} and namespace_id = any(${namespaces})
+           where workspace_id = ${workspace} and namespace_id = any(${namespaces})
         )
         ${termRows}
         select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf,
@@ -511,6 +559,7 @@ export class PostgresSearchProvider implements SearchProvider {
                        from term_rows
                       where namespace_id = any(${namespaces})
                       group by term) t on true`),
+      ),
     );
     const first = rows[0];
     if (!first || first.n === null) return null;
@@ -532,42 +581,38 @@ export class PostgresSearchProvider implements SearchProvider {
    * hundred thousand alike, where each needs its own (the namespace's rows, or the term index).
    */
   private async scored(
-    query: SearchQuery,
+    query: LexicalScope & Pick<SearchQuery, 'revisionIds'>,
     terms: readonly string[],
     statistics: BM25Statistics,
     matching: readonly string[],
-    limit: number,
+    /** Null: every document found. */
+    limit: number | null,
     offset: number,
   ): Promise<SearchHit[]> {
-    const kinds = query.kinds?.length ? sql`and m.kind = any(${literalArray(query.kinds)})` : sql``;
+    const kinds = query.kinds?.length ? `and m.kind = any(${literalArray(query.kinds)})` : '';
     // Words held by few of many documents in scope are found by the term index alone, each row
     // then checked for its namespace: Postgres would otherwise also read the namespace index
     // for every document of the scope (100,000 entries, 50 ms) to intersect the two. The
     // expression hides that index from it.
     const held = matching.reduce((sum, term) => sum + (statistics.df[terms.indexOf(term)] ?? 0), 0);
     const rareInScope = statistics.n > LARGE_SCOPE && held < statistics.n * RARE_SHARE;
-    const namespaceColumn = rareInScope ? sql`(m.namespace_id || '')` : sql`m.namespace_id`;
-    const only = query.revisionIds ? sql`and m.revision_id = any(${literalArray(query.revisionIds)})` : sql``;
+    const namespaceColumn = rareInScope ? `(m.namespace_id || '')` : 'm.namespace_id';
+    const only = query.revisionIds ? `and m.revision_id = any(${literalArray(query.revisionIds)})` : '';
     // Each query term's frequency is read from the document's aligned term and frequency arrays
     // (array_position): no unnesting, no grouping per document.
-    const frequencies = sql.join(
-      terms.map(
-        (term, i) =>
-          sql`coalesce(m.frequencies[array_position(m.terms, ${literal(term)}::text)], 0) as ${sql.raw(`f${i}`)}`,
-      ),
-      sql`, `,
-    );
-    const norm = sql`${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / ${constant(statistics.averageLength)})`;
-    const score = sql.join(
-      terms.map((_, i) => {
-        const f = sql.raw(`f.f${i}`);
-        return sql`${constant(statistics.idf[i] as number)} * ${f} * ${constant(K1 + 1)} / (${f} + ${norm})`;
-      }),
-      sql` + `,
-    );
-    const result = await this.db.execute(sql`
-      select m.revision_id, m.memory_id,
-             round((${score})::numeric, ${sql.raw(String(SCORE_DECIMALS))}) as score
+    const frequencies = terms
+      .map((term, i) => `coalesce(m.frequencies[array_position(m.terms, ${literal(term)}::text)], 0) as f${i}`)
+      .join(', ');
+    const norm = `${constant(K1)} * (${constant(1 - B)} + ${constant(B)} * m.length / ${constant(statistics.averageLength)})`;
+    const score = terms
+      .map((_, i) => `${constant(statistics.idf[i] as number)} * f.f${i} * ${constant(K1 + 1)} / (f.f${i} + ${norm})`)
+      .join(' + ');
+    const result = await this.db.execute(
+      sql.raw(`
+      select json_agg(json_build_array(revision_id, memory_id, score)
+                      order by score desc, content_key collate "C", revision_id collate "C") as packed from (
+      select m.revision_id, m.memory_id, m.content_key,
+             round((${score})::numeric, ${SCORE_DECIMALS}) as score
         from search.documents m
         cross join lateral (select ${frequencies}) as f
        where m.workspace_id = ${literal(query.workspaceId)}
@@ -578,11 +623,12 @@ export class PostgresSearchProvider implements SearchProvider {
          and (m.recorded_until is null or m.recorded_until > ${constant(query.knownAt)})
          and m.valid_from <= ${constant(query.asOf)} and (m.valid_to is null or m.valid_to > ${constant(query.asOf)})
        order by score desc, m.content_key collate "C", m.revision_id collate "C"
-       limit ${sql.raw(String(Math.trunc(limit)))} offset ${sql.raw(String(Math.trunc(offset)))}`);
-    return rowsOf<{ revision_id: string; memory_id: string; score: number | string }>(result).map((r) => ({
-      revisionId: r.revision_id,
-      memoryId: r.memory_id,
-      score: Number(r.score),
+       limit ${limit === null ? 'all' : Math.trunc(limit)} offset ${Math.trunc(offset)}) found`),
+    );
+    return packedRows<[string, string, number]>(result).map(([revisionId, memoryId, score]) => ({
+      revisionId,
+      memoryId,
+      score: Number(score),
     }));
   }
 

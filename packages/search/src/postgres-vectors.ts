@@ -11,7 +11,7 @@ import type {
   VectorBatch,
   VectorMetadata,
 } from './provider';
-import { list, rowsOf, sqlState } from './sql';
+import { list, packedRows, rowsOf, sqlState } from './sql';
 
 /** A SQL string literal (standard_conforming_strings: only the quote needs doubling). */
 const literal = (value: string): SQL => sql.raw(`'${value.replaceAll("'", "''")}'`);
@@ -451,12 +451,13 @@ export class PostgresVectorStore {
       scope.namespaceIds.length === 0 || most <= 0
         ? Promise.resolve(null)
         : this.withStore(async (kind) => {
-            const rows = rowsOf<ScopeMember>(
+            const rows = packedRows<[string, string]>(
               await this.db.execute(sql`
-                select revision_id, memory_id from search.vectors
-                 where ${filtersOf(scope)} ${kind === 'exact' ? EXACT_STORE : PGVECTOR_STORE}
-                 limit ${most + 1}`),
-            );
+                select json_agg(json_build_array(revision_id, memory_id)) as packed from (
+                  select revision_id, memory_id from search.vectors
+                   where ${filtersOf(scope)} ${kind === 'exact' ? EXACT_STORE : PGVECTOR_STORE}
+                   limit ${most + 1}) scope`),
+            ).map(([revision_id, memory_id]): ScopeMember => ({ revision_id, memory_id }));
             return rows.length > most ? null : { kind, rows };
           }, null);
     // Settled here too: a recall that never searches (its embedding failed) leaves no rejection behind.

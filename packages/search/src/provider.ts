@@ -32,6 +32,28 @@ export interface SearchQuery {
   revisionIds?: readonly string[] | undefined;
 }
 
+/** A lexical search's scope, filters and text: everything but the page. */
+export type LexicalScope = Omit<SearchQuery, 'limit' | 'offset' | 'revisionIds'>;
+
+/** One page of a scoped lexical search (`revisionIds`: score only those). */
+export type LexicalPage = Pick<SearchQuery, 'limit' | 'offset' | 'revisionIds'>;
+
+/**
+ * The lexical arm over one scope and query text, for one hybrid recall, which asks it for pages
+ * and then for its scores of the semantic arm's candidates: a provider may score the whole scope
+ * once and answer every page from that. Each `search` answers as `search` would with that page.
+ */
+export interface ScopedLexicalSearch {
+  search(page: LexicalPage): Promise<SearchHit[]>;
+}
+
+/** A scoped lexical search that only asks `search` (providers that keep nothing between pages). */
+export function searchLexicalEachTime(provider: Pick<SearchProvider, 'search'>, scope: LexicalScope) {
+  return {
+    search: (page) => provider.search({ ...scope, ...page }),
+  } satisfies ScopedLexicalSearch;
+}
+
 /** A semantic search: the query's vector, compared only with vectors of the same model. */
 export interface SemanticQuery extends Omit<SearchQuery, 'text'> {
   vector: Float32Array;
@@ -144,6 +166,8 @@ export interface SearchProvider {
   apply(workspaceId: string, batch: DocumentBatch, fence?: CursorFence): Promise<boolean>;
   /** The lexical arm: best first, ties broken by revision id. */
   search(query: SearchQuery): Promise<SearchHit[]>;
+  /** The lexical arm over one scope and text, asked several pages of (hybrid recall). */
+  lexicalScope(scope: LexicalScope): ScopedLexicalSearch;
   /** The semantic arm: best (highest cosine similarity) first, ties broken by revision id. */
   searchSemantic(query: SemanticQuery): Promise<SearchHit[]>;
   /** The semantic arm over one scope, opened before the query's vector is known (recall). */

@@ -50,6 +50,22 @@ const doc = (text: string, over: Partial<SearchDocument> = {}): SearchDocument =
   };
 };
 
+/** A database whose `execute` calls (the provider's statements) are counted. */
+function countingStatements(db: Ledger['handle']['db']) {
+  const counter = { statements: 0, db };
+  counter.db = new Proxy(db, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'execute') return value;
+      return (...args: unknown[]) => {
+        counter.statements += 1;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return counter;
+}
+
 const at = { asOf: 50, knownAt: 1000, limit: 20, offset: 0 };
 
 /** The statistics BM25 needs, recomputed from scratch over the documents that should be indexed. */
@@ -169,18 +185,8 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
     await provider.apply(ws, { upserts: documents, deletes: [] });
     // Statements the provider sends: a pruned search sends two (the statistics, the rarest terms'
     // documents), a full one two or three.
-    let statements = 0;
-    const counting = new Proxy(opened.ledger.handle.db, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver);
-        if (property !== 'execute') return value;
-        return (...args: unknown[]) => {
-          statements += 1;
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-    const counted = new PostgresSearchProvider(counting as never);
+    const counter = countingStatements(opened.ledger.handle.db);
+    const counted = new PostgresSearchProvider(counter.db);
     const everyId = documents.map((d) => d.revisionId);
     // "quartz" ranks its documents first and prunes; "zephyr"'s long documents rank below the
     // short ones full of "stone", which a pruned search would have left out.
@@ -201,12 +207,53 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
         [10, 10],
         [40, 0],
       ] as const) {
-        statements = 0;
+        counter.statements = 0;
         const page = await counted.search({ workspaceId: ws, text, namespaceIds: ['ns_a'], ...at, limit, offset });
         expect(page).toEqual(full.slice(offset, offset + limit));
-        if (text === 'quartz river stone' && offset + limit <= 8) expect(statements).toBe(2);
-        if (text === 'zephyr stone' && offset + limit <= 8) expect(statements).toBe(3);
+        if (text === 'quartz river stone' && offset + limit <= 8) expect(counter.statements).toBe(2);
+        if (text === 'zephyr stone' && offset + limit <= 8) expect(counter.statements).toBe(3);
       }
+    }
+  });
+
+  it("a recall's lexical scope answers every page and any revisions' scores as `search` does, in two statements when small", async () => {
+    const ws = 'ws_whole';
+    const texts = Array.from(
+      { length: 60 },
+      (_, i) => `${i % 3 === 0 ? 'heron' : 'river'} ${i % 4 === 0 ? 'reed reed' : 'bank'} ${'mud '.repeat(i % 5)}`,
+    );
+    const documents = texts.map((text, i) =>
+      doc(text, { workspaceId: ws, revisionId: `w${String(i).padStart(2, '0')}` }),
+    );
+    await provider.apply(ws, {
+      upserts: [...documents, doc('heron', { workspaceId: ws, revisionId: 'w_old', validTo: 10 })],
+      deletes: [],
+    });
+    const counter = countingStatements(opened.ledger.handle.db);
+    const scope = { workspaceId: ws, text: 'heron reed', namespaceIds: ['ns_a'], asOf: at.asOf, knownAt: at.knownAt };
+    const given = ['w03', 'w01', 'w_old', 'w59', 'w08', 'nowhere'];
+    const pages = [
+      { limit: 10, offset: 0 },
+      { limit: 10, offset: 10 },
+      { limit: 40, offset: 0 },
+      { limit: 6, offset: 0, revisionIds: given },
+      { limit: 5, offset: 0, revisionIds: [] },
+    ];
+    for (const wholeScopeDocuments of [2000, 10]) {
+      const counted = new PostgresSearchProvider(counter.db, {}, { wholeScopeDocuments });
+      const scoped = counted.lexicalScope(scope);
+      counter.statements = 0;
+      for (const page of pages) {
+        const expected = await provider.search({ ...scope, ...page });
+        const before = counter.statements;
+        expect(await scoped.search(page)).toEqual(expected);
+        if (page.revisionIds?.length) expect(expected.map((h) => h.revisionId).sort()).toEqual(['w03', 'w08']);
+        if (wholeScopeDocuments === 2000 && before > 0) expect(counter.statements).toBe(before);
+      }
+      // Scored whole: the statistics and every document holding a term, once. Past the bound,
+      // the statistics once and then a statement (or two, pruned) per page.
+      if (wholeScopeDocuments === 2000) expect(counter.statements).toBe(2);
+      else expect(counter.statements).toBeGreaterThanOrEqual(1 + pages.length - 1);
     }
   });
 

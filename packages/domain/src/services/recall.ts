@@ -137,9 +137,15 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
   // provider reads meanwhile what does not depend on the vector (see `semanticScope`).
   const semanticScope =
     provider && queryVector && model !== null ? provider.semanticScope({ ...filters, model }) : null;
+  // Asked for both arms, the lexical arm is asked for the semantic arm's candidates too: its scope
+  // is opened once, so that a provider can score it once for every page (see `lexicalScope`).
+  const bothArms = arms.length === 2 && queryVector !== null;
+  const lexicalScope = provider && bothArms ? provider.lexicalScope({ ...filters, text: input.query }) : null;
   const searches: ArmSearches | null = provider && {
     lexical: (limit, offset, revisionIds) =>
-      provider.search({ ...filters, text: input.query, limit, offset, revisionIds }),
+      lexicalScope
+        ? lexicalScope.search({ limit, offset, revisionIds })
+        : provider.search({ ...filters, text: input.query, limit, offset, revisionIds }),
     semantic: async (limit, offset, revisionIds) => {
       if (!queryVector) throw new EmbedderUnavailableError('the semantic arm is off');
       const { model: vectorModel, vector } = await queryVector;
@@ -151,7 +157,7 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
     },
   };
 
-  const crossScoring = searches && arms.length === 2 && queryVector ? new CrossScoring(searches) : null;
+  const crossScoring = searches && bothArms ? new CrossScoring(searches) : null;
   const [lexical, semantic] = (await Promise.all(
     (['lexical', 'semantic'] as const).map(async (arm): Promise<ArmAnswer> => {
       if (!arms.includes(arm)) return OFF;

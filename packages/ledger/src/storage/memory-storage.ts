@@ -5,6 +5,7 @@ import { memories, namespaces, revisions } from '../schema';
 import {
   decodeJsonRow,
   decodeStanding,
+  type Json,
   jsonRow,
   type Standing,
   type StandingQuery,
@@ -382,21 +383,41 @@ export class MemoryStorage {
     memoryIds: readonly string[],
   ): Promise<{ revision: RevisionRow; key: string | null }[]> {
     if (memoryIds.length === 0) return [];
-    // One array parameter rather than a list of them: one statement text whatever the count,
-    // prepared once per connection (recall asks with a different count nearly every time, and
-    // each new text was planned anew: about a millisecond of a recall's path).
-    const rows = await this.db
-      .select({ revision: revisions, key: memories.key })
+    this.revisionsWithKeysQuery ??= this.prepareRevisionsWithKeys();
+    const [answer] = await this.revisionsWithKeysQuery.execute({ workspaceId, memoryIds: [...memoryIds] });
+    const packed = answer?.rows ?? [];
+    const rows = (typeof packed === 'string' ? JSON.parse(packed) : packed) as { revision: Json; key: string | null }[];
+    return rows.map((r) => ({
+      revision: decodeJsonRow<RevisionRow>(revisions, r.revision),
+      key: r.key === null ? null : (memories.key.mapFromDriverValue(Buffer.from(r.key, 'hex')) as string),
+    }));
+  }
+
+  /**
+   * `revisionsWithKeys`' select, built once per storage: recall asks it on every arm's page, and
+   * building a select of every revision column cost more of the gateway's time than the rows
+   * it reads. The ids are one array parameter, so the text is one whatever their count, and
+   * prepared once per connection. The rows come back as one JSON array: on PGlite each row and
+   * field of an answer costs JavaScript in the protocol's parser (40 revisions of 21 columns,
+   * a page of one arm, cost more as rows than the statement took to run).
+   */
+  private prepareRevisionsWithKeys() {
+    const workspaceId = sql.placeholder('workspaceId');
+    const row = sql`json_build_object('revision', ${jsonRow(revisions, 'revisions')}, 'key', encode(${memories.key}, 'hex'))`;
+    return this.db
+      .select({ rows: sql<Json[] | string>`coalesce(json_agg(${row}), '[]'::json)` })
       .from(revisions)
       .innerJoin(memories, and(eq(memories.workspaceId, workspaceId), eq(memories.id, revisions.memoryId)))
       .where(
         and(
           eq(revisions.workspaceId, workspaceId),
-          sql`${revisions.memoryId} = any(${sql.param([...memoryIds])}::text[])`,
+          sql`${revisions.memoryId} = any(${sql.placeholder('memoryIds')}::text[])`,
         ),
-      );
-    return rows.map((r) => ({ revision: r.revision, key: r.key ?? null }));
+      )
+      .prepare('revisions_with_keys');
   }
+
+  private revisionsWithKeysQuery: ReturnType<MemoryStorage['prepareRevisionsWithKeys']> | null = null;
 
   /**
    * The ledger alone answering a text query (recall while the search provider is down): current,

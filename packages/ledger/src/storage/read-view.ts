@@ -35,7 +35,7 @@ export interface Standing {
   head: CommitStamp | null;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const ident = (name: string) => sql.identifier(name);
 
