@@ -67,6 +67,7 @@ export type {
   WebhookRow,
   WorkspaceRow,
 } from './rows';
+export { jsonValue } from './rows';
 export * as schema from './schema';
 export type { ChainedCommit, ChainHead } from './storage/chain-storage';
 export {

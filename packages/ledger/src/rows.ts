@@ -55,6 +55,15 @@ export function rowsOf<T>(result: unknown): T[] {
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
+/**
+ * A `json` value as a driver answered it: postgres.js and PGlite parse it, a text cast arrives as
+ * a string. Reads that pack many rows into one JSON value (PGlite's protocol parser costs
+ * JavaScript per row and field) decode them with this.
+ */
+export function jsonValue<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
 /** Rows after a listing position in (created_at, id) order: the keyset condition of a cursor. */
 export function afterPosition(
   createdAt: AnyPgColumn,

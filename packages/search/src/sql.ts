@@ -1,3 +1,4 @@
+import { jsonValue } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 
 /** `db.execute` answers an array on postgres.js and `{ rows }` on PGlite. */
@@ -9,12 +10,11 @@ export const rowsOf = <T>(result: unknown): T[] =>
  * `packed` (`json_agg(json_build_array(...))`, null when there are none), as tuples. Searches
  * read hundreds of rows at a time, and on PGlite each row and field of an answer costs
  * JavaScript in the protocol's parser: 480 rows of two ids took about 4 ms to read as rows and
- * under 1 ms as one JSON value. The drivers parse `json` themselves; a string is parsed here.
+ * under 1 ms as one JSON value.
  */
 export function packedRows<T extends unknown[]>(result: unknown): T[] {
   const packed = rowsOf<{ packed: unknown }>(result)[0]?.packed;
-  if (packed === null || packed === undefined) return [];
-  return (typeof packed === 'string' ? JSON.parse(packed) : packed) as T[];
+  return packed === null || packed === undefined ? [] : jsonValue<T[]>(packed);
 }
 
 /** A comma-separated list of parameters, for `in (...)`. */

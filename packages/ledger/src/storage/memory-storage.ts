@@ -1,6 +1,6 @@
 import { and, arrayOverlaps, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../database';
-import { type MemoryRow, type NamespaceRow, type RevisionRow, rowsOf } from '../rows';
+import { jsonValue, type MemoryRow, type NamespaceRow, type RevisionRow, rowsOf } from '../rows';
 import { memories, namespaces, revisions } from '../schema';
 import {
   decodeJsonRow,
@@ -385,8 +385,7 @@ export class MemoryStorage {
     if (memoryIds.length === 0) return [];
     this.revisionsWithKeysQuery ??= this.prepareRevisionsWithKeys();
     const [answer] = await this.revisionsWithKeysQuery.execute({ workspaceId, memoryIds: [...memoryIds] });
-    const packed = answer?.rows ?? [];
-    const rows = (typeof packed === 'string' ? JSON.parse(packed) : packed) as { revision: Json; key: string | null }[];
+    const rows = jsonValue<{ revision: Json; key: string | null }[]>(answer?.rows ?? []);
     return rows.map((r) => ({
       revision: decodeJsonRow<RevisionRow>(revisions, r.revision),
       key: r.key === null ? null : (memories.key.mapFromDriverValue(Buffer.from(r.key, 'hex')) as string),
