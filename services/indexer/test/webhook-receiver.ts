@@ -55,14 +55,18 @@ export class TestReceiver {
     this.port = (server.address() as AddressInfo).port;
   }
 
+  /**
+   * Stop listening: new connections are refused at once, while a request already received gets
+   * the answer it was recorded with (its delivery is acknowledged or failed as `received` says;
+   * cutting it off would let the sender resend a batch recorded here as acknowledged).
+   */
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = null;
-    this.inFlight.clear();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
-      server.closeAllConnections();
+      server.closeIdleConnections();
     });
   }
 
