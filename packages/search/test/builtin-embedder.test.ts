@@ -235,15 +235,8 @@ describe('the builtin embedder child', () => {
     expect(fs.existsSync(`/proc/${childPid}`)).toBe(false);
   });
 
-  it('loads the model from its package files with no network connection', async () => {
-    // A preload that makes every TCP connection and fetch fail, and says so on stderr: the model
-    // loads and answers all the same, and nothing was attempted.
-    const preload = `
-      import net from 'node:net';
-      process.stderr.write('PRELOADED\\n');
-      net.Socket.prototype.connect = function () { process.stderr.write('NETWORK connect\\n'); throw new Error('no network'); };
-      globalThis.fetch = async (url) => { process.stderr.write('NETWORK fetch ' + url + '\\n'); throw new Error('no network'); };
-    `;
+  /** The child run as builtin-embedder.ts runs it, with `preload` imported first; its first answer to one query. */
+  async function firstAnswer(preload: string) {
     const worker = path.join(import.meta.dirname, '../src/embedders', BUILTIN_WORKER_FILE);
     const child = fork(worker, ['10'], {
       execArgv: ['--import', `data:text/javascript,${encodeURIComponent(preload)}`],
@@ -255,19 +248,50 @@ describe('the builtin embedder child', () => {
       stderr += chunk.toString();
     });
     try {
-      const answer = await new Promise<{ type: string; vectors?: Float32Array[] }>((resolve, reject) => {
-        child.on('message', (message: { type: string; vectors?: Float32Array[] }) => {
-          if (message.type === 'ready') child.send({ type: 'embed', id: 1, texts: ['offline'] });
-          else resolve(message);
-        });
-        child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${stderr}`)));
-      });
-      expect(answer.type).toBe('vectors');
-      expect(answer.vectors?.[0]?.length).toBe(512);
-      expect(stderr).toContain('PRELOADED');
-      expect(stderr).not.toContain('NETWORK');
+      const answer = await new Promise<{ type: string; vectors?: Float32Array[]; message?: string }>(
+        (resolve, reject) => {
+          child.on('message', (message: { type: string; vectors?: Float32Array[] }) => {
+            if (message.type === 'ready') child.send({ type: 'embed', id: 1, texts: ['offline'] });
+            else resolve(message);
+          });
+          child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${stderr}`)));
+        },
+      );
+      return { answer, stderr };
     } finally {
       child.kill();
     }
+  }
+
+  it('loads the model from its package files with no network connection', async () => {
+    // A preload that makes every TCP connection and fetch fail, and says so on stderr: the model
+    // loads and answers all the same, and nothing was attempted.
+    const { answer, stderr } = await firstAnswer(`
+      import net from 'node:net';
+      process.stderr.write('PRELOADED\\n');
+      net.Socket.prototype.connect = function () { process.stderr.write('NETWORK connect\\n'); throw new Error('no network'); };
+      globalThis.fetch = async (url) => { process.stderr.write('NETWORK fetch ' + url + '\\n'); throw new Error('no network'); };
+    `);
+    expect(answer.type).toBe('vectors');
+    expect(answer.vectors?.[0]?.length).toBe(512);
+    expect(stderr).toContain('PRELOADED');
+    expect(stderr).not.toContain('NETWORK');
+  });
+
+  it('loads the model when the runtime starts slower than the weights are read', async () => {
+    // A busy machine can make the wasm runtime's start finish after the weights are read, and the
+    // weights need it. Not reliably produced for real, so a preload delays every WebAssembly
+    // instantiation by a second (tfjs's wasm backend starts with one).
+    const { answer, stderr } = await firstAnswer(`
+      const instantiate = WebAssembly.instantiate;
+      WebAssembly.instantiate = async (...args) => {
+        process.stderr.write('DELAYED\\n');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        return instantiate(...args);
+      };
+    `);
+    expect(stderr).toContain('DELAYED');
+    expect(answer.type).toBe('vectors');
+    expect(answer.vectors?.[0]?.length).toBe(512);
   });
 });

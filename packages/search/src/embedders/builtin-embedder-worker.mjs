@@ -67,6 +67,11 @@ function normalise(values) {
 }
 
 async function loadModel() {
+  // `initModel` starts the wasm backend and reads the weights at once, and reading them needs the
+  // backend: when the backend's start is the slower (a busy machine), it fails with "Backend
+  // 'wasm' has not yet been initialized". So the backend is started, and awaited, first.
+  const { ready } = await import('@energetic-ai/core');
+  await ready();
   const { initModel } = await import('@energetic-ai/embeddings');
   // The weights and the vocabulary are files of this package, read with `fs` (a file:// URL):
   // nothing is fetched over the network.
