@@ -12,8 +12,9 @@
  *    catch-up read from recall's own `indexed_sequence` (texts embedded per second); the
  *    workspaces written with the arm off are embedded first, before phase 2 and before phase 3,
  *    so that no backlog of theirs runs while something is timed;
- * 3. per mode, a fresh gateway (no query vector cached), a warm-up of 20 recalls that share no
- *    text with the questions, then every question.
+ * 3. on Postgres, `vacuum (analyze)` (this machine runs no autovacuum); then per mode, a fresh
+ *    gateway (no query vector cached), a warm-up of 20 recalls that share no text with the
+ *    questions, then every question.
  *
  * Each mode also reports the CPU time per recall of each process taking part (recallCpu).
  *
@@ -28,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Ledger } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase, TestIssuer } from '@tms/testkit';
+import { sql } from 'drizzle-orm';
 import { REPO_ROOT, SERVER_NODE_FLAGS } from '../scripts/build';
 import { type CpuSample, sampleCpu, secondsBetween } from './cpu';
 import {
@@ -97,6 +99,20 @@ async function prepareLedger(kind: LedgerKind, issuer: TestIssuer, subject: stri
   }
   return {
     env: (database ? { DATABASE_URL: database.url } : { DATA_DIR: dataDir as string }) as Record<string, string>,
+    /**
+     * Planner statistics for what the writes loaded, before anything is asked: a Postgres
+     * deployment's autovacuum keeps them, and this machine's runs none. The embedded ledger keeps
+     * its own (EmbeddedStatistics, in the gateway).
+     */
+    async analyze() {
+      if (!database) return;
+      const ledger = await Ledger.open({ databaseUrl: database.url, maxConnections: 1 });
+      try {
+        await ledger.handle.db.execute(sql`vacuum (analyze)`);
+      } finally {
+        await ledger.close();
+      }
+    },
     async drop() {
       await database?.drop();
       if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
@@ -280,6 +296,7 @@ export async function runOverHttp(
     });
     const offAfter = await writeOff('off-after');
     await withGateway('builtin', (api) => embedAll(api, [offAfter]));
+    await storage.analyze();
     const turns = on.written.turnOfMemory.size;
     const phase = (w: { seconds: number; rate: number }): WritePhase => ({
       seconds: w.seconds,
