@@ -20,12 +20,16 @@ import type { DomainConfig, EmbedderConfig, MeiliKeyConfig, RateLimitConfig, Sea
  * The embedder EMBEDDER names; nothing starts or connects yet. An `openai` embedder without
  * EMBEDDINGS_DIMENSIONS knows its dimension count (and so its `model`) only after
  * `checkEmbedder`, which boot runs first. `recall: false` for a process that embeds only
- * documents (the builtin model then holds no second copy for queries).
+ * documents, `documents: false` for one that embeds only queries (the builtin model then holds
+ * one copy of the model, not one per lane).
  */
-export function embedderFor(config: EmbedderConfig, use: { recall: boolean } = { recall: true }): Embedder {
+export function embedderFor(
+  config: EmbedderConfig,
+  use: { recall: boolean; documents?: boolean } = { recall: true },
+): Embedder {
   switch (config.EMBEDDER) {
     case 'builtin':
-      return new BuiltinEmbedder({ queryLane: use.recall });
+      return new BuiltinEmbedder({ queryLane: use.recall, documentLane: use.documents ?? true });
     case 'openai':
       return new OpenAiEmbedder({
         url: config.EMBEDDINGS_URL as string,

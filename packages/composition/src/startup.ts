@@ -15,6 +15,8 @@ export interface ComposeOptions {
   onStatement?: (connection: number, sqlText: string, params: unknown[]) => void;
   /** Who opens the embedded ledger (`gateway`, `svc mcp`, ...): named to the processes it refuses. */
   holder?: string;
+  /** False when no indexer runs in this process: its embedder embeds queries only (default true). */
+  embedsDocuments?: boolean;
   /** Told the domain's outcomes (the gateway's recall counter). */
   observer?: DomainObserver;
   /** Told when the rate limits' Redis becomes unreachable (counted per process) and when it is back. */
@@ -95,7 +97,10 @@ export async function composeDomain(config: DomainConfig, options: ComposeOption
       inProcess: options.rateLimitsInProcess,
     });
     if (rateLimiter) opened.add(rateLimiter, async (part) => part.close?.());
-    const embedder = opened.add(embedderFor(config), (part) => part.close());
+    const embedder = opened.add(
+      embedderFor(config, { recall: true, documents: options.embedsDocuments ?? true }),
+      (part) => part.close(),
+    );
     const domain = new Domain(ledger, new TokenVerifier({ sessions, oauth }), search, {
       rateLimiter,
       allowPrivateWebhookTargets: config.WEBHOOKS_ALLOW_PRIVATE === '1',

@@ -128,6 +128,29 @@ describe('the builtin embedder', () => {
     }
   });
 
+  it('without a documents lane (a process whose indexer runs elsewhere) holds one copy of the model, and still embeds documents', async () => {
+    const queriesOnly = new BuiltinEmbedder({ documentLane: false });
+    try {
+      await Promise.all([queriesOnly.start(), embedder.start()]);
+      const pid = queriesOnly.pid as number;
+      const residentKiB = (of: number) =>
+        Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${of}/status`, 'utf8'))?.[1]);
+      const threads = (of: number) => fs.readdirSync(`/proc/${of}/task`).length;
+      // No documents' lane: no worker thread, and some 100 MiB less resident than the two copies.
+      expect(threads(pid)).toBeLessThan(threads(embedder.pid as number));
+      expect(residentKiB(pid)).toBeLessThan(residentKiB(embedder.pid as number) - 50 * 1024);
+      // The query lane (the main thread, at our priority) serves both, the same vectors as two lanes give.
+      const ours = niceOf(`/proc/${process.pid}/stat`);
+      expect(niceOf(`/proc/${pid}/task/${pid}/stat`)).toBe(ours);
+      const [document] = await queriesOnly.embed(['the quarterly budget review'], 'document');
+      const [same] = await embedder.embed(['the quarterly budget review'], 'document');
+      expect(Array.from(document as Float32Array)).toEqual(Array.from(same as Float32Array));
+    } finally {
+      await queriesOnly.close();
+    }
+    expect(() => new BuiltinEmbedder({ queryLane: false, documentLane: false })).toThrow(RangeError);
+  });
+
   it('holds documents back while its process is busy, never queries', async () => {
     const chunks: BuiltinChunkEvent[] = [];
     const modest = new BuiltinEmbedder({ busyShare: 0.25, chunkTexts: 1, onChunk: (event) => chunks.push(event) });

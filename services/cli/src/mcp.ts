@@ -23,7 +23,11 @@ export async function serveMcpStdio(env: CliEnv): Promise<void> {
   if (!token) throw new Error('svc mcp needs TMS_TOKEN (a bearer token of the acting user)');
   // The gateway's log schema, on stderr: stdout carries nothing but MCP messages.
   const logger = createLogger({ service: 'tms-mcp', level: env.LOG_LEVEL, stderr: true });
-  const composed = await composeDomain(env, { holder: 'svc mcp', rateLimitStore: rateLimitStoreLog(logger) });
+  const composed = await composeDomain(env, {
+    holder: 'svc mcp',
+    rateLimitStore: rateLimitStoreLog(logger),
+    embedsDocuments: runsIndexer(env),
+  });
   const { domain, ledger, search, embedder } = composed;
   const indexer =
     runsIndexer(env) && search.name !== 'none'

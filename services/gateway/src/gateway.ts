@@ -156,10 +156,14 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   const tracing = await startTracing({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME });
   const metrics = new GatewayMetrics();
   // The ledger, the token verifier and the domain are composed like `svc mcp` composes them.
+  // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
+  const runsIndexer = options.indexer !== false && env.INDEXER === 'embedded';
   const composed = await composeDomain(env, {
     onQuery: options.onQuery,
     onStatement: options.onStatement,
     holder: 'gateway',
+    // Without an indexer here the model embeds queries only: one copy of it, not two.
+    embedsDocuments: runsIndexer,
     rateLimitStore: rateLimitStoreLog(logger),
     observer: {
       ...metrics.observer,
@@ -172,16 +176,12 @@ export async function startGateway(env: GatewayEnv, options: GatewayOptions = {}
   });
   // One embedder per process: recall embeds queries with it, the embedded indexer documents.
   const { domain, ledger, devIssuer, search, embedder, rateLimiter } = composed;
-  // In a cluster one worker (options.indexer) indexes and watches; every worker shows the lag.
   const indexes = search.name !== 'none';
   if (indexes) await probeEmbedder(embedder, env, logger);
   const arms = indexArms(search.name, indexes ? embedder : null);
   if (indexes) indexLagMetrics(metrics.registry, ledger, arms, env.INDEX_STALL_SECONDS);
   if (embedder instanceof BuiltinEmbedder) builtinEmbedderMetrics(metrics.registry, embedder);
-  const indexer =
-    options.indexer !== false && env.INDEXER === 'embedded'
-      ? embeddedIndexer(ledger, search, embedder, metrics, logger)
-      : null;
+  const indexer = runsIndexer ? embeddedIndexer(ledger, search, embedder, metrics, logger) : null;
   // The indexer needs the builtin model anyway: loading it now spares the first recall a cold start.
   if (indexer && indexes && embedder.kind === 'builtin') {
     checkEmbedder(embedder).catch((error) => logger.warn({ err: error }, 'the builtin embedder did not start'));

@@ -10,9 +10,11 @@
 // to their lane at once, so a live recall never waits for a background-priority thread, nor for
 // a document chunk in flight. Both copies load at start, so that the first memory
 // written is embedded at once; a process that embeds no query (the indexer service, `svc index`)
-// passes `documents-only`: no query lane, the main thread serves both.
+// passes `documents-only`: no query lane, the main thread serves both, niced. One that embeds no
+// document (a gateway whose indexer runs elsewhere) passes `queries-only`: no documents' lane and
+// no second copy, the main thread serves both at the parent's priority.
 //
-// Arguments: the nice value, then `documents-only` or nothing.
+// Arguments: the nice value, then `documents-only`, `queries-only` or nothing.
 //
 // Protocol (IPC, `serialization: 'advanced'`, so vectors travel as Float32Arrays):
 //   parent -> child  {type: 'embed', id, lane: 'query' | 'document', texts: string[]}
@@ -96,6 +98,7 @@ if (isMainThread) {
   const started = performance.now();
   const niceness = Number(process.argv[2] ?? 19);
   const queryLane = process.argv[3] !== 'documents-only';
+  const documentLane = process.argv[3] !== 'queries-only';
   // The gateway went away (crash, SIGKILL): nothing would ever read this process's answers.
   process.on('disconnect', () => process.exit(0));
   const failed = (error) => {
@@ -106,7 +109,11 @@ if (isMainThread) {
   let model = null;
   let documents = null;
   try {
-    if (queryLane) {
+    if (!documentLane) {
+      // The query lane alone: only V8's own threads are niced.
+      lowerPriority(niceness, ownThreadId());
+      model = await loadModel();
+    } else if (queryLane) {
       const lane = new Worker(new URL(import.meta.url));
       lane.on('error', failed);
       lane.on('exit', (code) => failed(new Error(`the documents' lane exited (code ${code})`)));

@@ -22,6 +22,13 @@ export interface BuiltinEmbedderOptions {
    * (the indexer service, `svc index`): its queries, if any, share the documents' lane.
    */
   queryLane?: boolean;
+  /**
+   * Documents get a lane of their own in the child, a worker thread at `niceness` holding its own
+   * copy of the model. Default true; false for a process that embeds only queries (a gateway whose
+   * indexer runs elsewhere, INDEXER=external): one copy, and its documents, if any, share the
+   * queries' lane. `queryLane` and `documentLane` cannot both be false.
+   */
+  documentLane?: boolean;
   /** Most texts sent to a lane of the child at once. Default 8. */
   chunkTexts?: number;
   /** Most characters in one chunk (a chunk holds at least one text or piece). Default 2000. */
@@ -176,6 +183,7 @@ export class BuiltinEmbedder implements Embedder {
 
   private readonly niceness: number;
   private readonly queryLane: boolean;
+  private readonly documentLane: boolean;
   private readonly chunkTexts: number;
   private readonly chunkCharacters: number;
   private readonly maxQueuedQueries: number;
@@ -210,6 +218,8 @@ export class BuiltinEmbedder implements Embedder {
   constructor(options: BuiltinEmbedderOptions = {}) {
     this.niceness = options.niceness ?? 19;
     this.queryLane = options.queryLane ?? true;
+    this.documentLane = options.documentLane ?? true;
+    if (!this.queryLane && !this.documentLane) throw new RangeError('queryLane and documentLane cannot both be false');
     this.chunkTexts = options.chunkTexts ?? 8;
     this.chunkCharacters = options.chunkCharacters ?? 2000;
     this.maxQueuedQueries = options.maxQueuedQueries ?? 64;
@@ -353,7 +363,8 @@ export class BuiltinEmbedder implements Embedder {
     const entry = fileURLToPath(new URL(`./${BUILTIN_WORKER_FILE}`, import.meta.url));
     let child: ChildProcess;
     try {
-      child = fork(entry, [String(this.niceness), ...(this.queryLane ? [] : ['documents-only'])], {
+      const lanes = this.queryLane ? (this.documentLane ? [] : ['queries-only']) : ['documents-only'];
+      child = fork(entry, [String(this.niceness), ...lanes], {
         // Not the parent's flags (tsx's loader, the gateway's heap limit): the worker is plain JavaScript.
         execArgv: [],
         serialization: 'advanced',
@@ -441,12 +452,13 @@ export class BuiltinEmbedder implements Embedder {
 
   /** Send each idle lane of the child its next chunk, from its oldest job. */
   private dispatch(): void {
-    if (this.queryLane) {
+    if (this.queryLane && this.documentLane) {
       this.dispatchLane('query', this.queries);
       this.dispatchLane('document', this.documents);
-    } else if (!this.inFlight.document) {
+    } else {
       // One lane: queries first, so a query waits for at most the chunk in flight.
-      this.dispatchLane('document', this.queries.length > 0 ? this.queries : this.documents);
+      const lane: Purpose = this.queryLane ? 'query' : 'document';
+      if (!this.inFlight[lane]) this.dispatchLane(lane, this.queries.length > 0 ? this.queries : this.documents);
     }
     this.holdProcessOpen();
   }
