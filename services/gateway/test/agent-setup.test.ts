@@ -133,8 +133,13 @@ async function writeAndRecall(client: Client, namespace: string, text: string) {
     min_sequence: created.commit.sequence,
     wait_ms: 10_000,
   };
+  // `pending` until the index has the write; `degraded` while the semantic arm cannot embed the
+  // query yet (the builtin model still loading on a busy machine): both honest, both passing.
+  const deadline = Date.now() + 60_000;
   let recalled = await callOk(client, 'svc_recall', ask);
-  for (let round = 0; round < 5 && recalled.status === 'pending'; round += 1) {
+  while ((recalled.status === 'pending' || recalled.status === 'degraded') && Date.now() < deadline) {
+    if (recalled.status === 'degraded') expect(recalled.retrieval.lexical).toBe('ok');
+    await new Promise((resolve) => setTimeout(resolve, 500));
     recalled = await callOk(client, 'svc_recall', ask);
   }
   expect(recalled.status).toBe('complete');
