@@ -67,7 +67,7 @@ export type {
   WebhookRow,
   WorkspaceRow,
 } from './rows';
-export { jsonValue } from './rows';
+export { jsonValue, rowsOf } from './rows';
 export * as schema from './schema';
 export type { ChainedCommit, ChainHead } from './storage/chain-storage';
 export {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { type Database, Stores } from '@tms/ledger';
+import { type Database, rowsOf, Stores } from '@tms/ledger';
 import { sql } from 'drizzle-orm';
 import { PostgresVectorStore, type VectorStoreOptions } from './postgres-vectors';
 import {
@@ -17,7 +17,7 @@ import {
   type SemanticScope,
   type VectorBatch,
 } from './provider';
-import { list, packedRows, rowsOf } from './sql';
+import { list, packedRows } from './sql';
 import { analyseDocument, analyseQuery } from './text-analysis';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Database } from '@tms/ledger';
+import { type Database, rowsOf } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
 import { LRUCache } from 'lru-cache';
 import type {
@@ -11,7 +11,7 @@ import type {
   VectorBatch,
   VectorMetadata,
 } from './provider';
-import { list, packedRows, rowsOf, sqlState } from './sql';
+import { list, packedRows, sqlState } from './sql';
 
 /** A SQL string literal (standard_conforming_strings: only the quote needs doubling). */
 const literal = (value: string): SQL => sql.raw(`'${value.replaceAll("'", "''")}'`);

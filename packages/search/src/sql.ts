@@ -1,9 +1,5 @@
-import { jsonValue } from '@tms/ledger';
+import { jsonValue, rowsOf } from '@tms/ledger';
 import { type SQL, sql } from 'drizzle-orm';
-
-/** `db.execute` answers an array on postgres.js and `{ rows }` on PGlite. */
-export const rowsOf = <T>(result: unknown): T[] =>
-  Array.isArray(result) ? (result as T[]) : (((result as { rows?: T[] }).rows ?? []) as T[]);
 
 /**
  * The rows of a statement that packs them into one JSON array of arrays, in a column named

@@ -271,15 +271,13 @@ describe('the builtin embedder child', () => {
       stderr += chunk.toString();
     });
     try {
-      const answer = await new Promise<{ type: string; vectors?: Float32Array[]; message?: string }>(
-        (resolve, reject) => {
-          child.on('message', (message: { type: string; vectors?: Float32Array[] }) => {
-            if (message.type === 'ready') child.send({ type: 'embed', id: 1, texts: ['offline'] });
-            else resolve(message);
-          });
-          child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${stderr}`)));
-        },
-      );
+      const answer = await new Promise<{ type: string; vectors?: Float32Array[] }>((resolve, reject) => {
+        child.on('message', (message: { type: string; vectors?: Float32Array[] }) => {
+          if (message.type === 'ready') child.send({ type: 'embed', id: 1, texts: ['offline'] });
+          else resolve(message);
+        });
+        child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${stderr}`)));
+      });
       return { answer, stderr };
     } finally {
       child.kill();

@@ -1,11 +1,10 @@
-import { type Database, Ledger } from '@tms/ledger';
+import { type Database, Ledger, rowsOf } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSearchProvider } from '../src/postgres-provider';
 import type { VectorStoreOptions } from '../src/postgres-vectors';
 import type { VectorDocument } from '../src/provider';
-import { rowsOf } from '../src/sql';
 
 /** A deterministic unit vector from a seed (a small LCG), so stores can be compared on the same data. */
 function randomUnit(seed: number, dimensions: number): Float32Array {
