@@ -38,6 +38,8 @@ export function roleFrom(caller: Caller, loaded: { role: Role | null; workspaceE
 export class WorkspaceAccess {
   private grantsPromise: Promise<GrantLike[]> | null = null;
   private readonly namespaceCache = new Map<string, Promise<NamespaceRow | null>>();
+  /** The namespaces below a set of namespaces (keyed by their sorted ids), as read or primed. */
+  private readonly descendantsCache = new Map<string, Promise<NamespaceRow[]>>();
   private knownRole: Role | null;
   /** The workspace head as loaded with the standing; undefined when not loaded that way. */
   private loadedHead: CommitStamp | null | undefined;
@@ -93,6 +95,23 @@ export class WorkspaceAccess {
   /** A namespace row read along with the resource, so that `namespace(id)` asks nothing more. */
   primeNamespace(id: string, row: NamespaceRow | null): void {
     if (!this.namespaceCache.has(id)) this.namespaceCache.set(id, Promise.resolve(row));
+  }
+
+  /** The namespaces below `rootIds` read along with the standing, so that `descendantsOf` asks nothing more. */
+  primeDescendants(rootIds: readonly string[], rows: readonly NamespaceRow[]): void {
+    const key = subtreeKey(rootIds);
+    if (!this.descendantsCache.has(key)) this.descendantsCache.set(key, Promise.resolve([...rows]));
+  }
+
+  /** Every namespace below any of `rootIds` (not those themselves), readable or not. */
+  descendantsOf(rootIds: readonly string[]): Promise<NamespaceRow[]> {
+    const key = subtreeKey(rootIds);
+    let pending = this.descendantsCache.get(key);
+    if (!pending) {
+      pending = this.stores.namespaces.descendantsOf(this.workspaceId, rootIds);
+      this.descendantsCache.set(key, pending);
+    }
+    return pending;
   }
 
   private grants(): Promise<GrantLike[]> {
@@ -192,3 +211,5 @@ export class WorkspaceAccess {
     return reachOf('read', await this.grants());
   }
 }
+
+const subtreeKey = (rootIds: readonly string[]): string => [...new Set(rootIds)].sort().join(',');

@@ -52,9 +52,17 @@ export async function workspaceAccessFor(
   return access;
 }
 
-/** The namespaces an operation's input names (its own and its parent), loaded along with the standing. */
+/** The namespaces an operation's input names (its own, its parent, a recall's), loaded along with the standing. */
 export function namespacesNamedBy(input: Record<string, unknown>): string[] {
-  return [input.namespace_id, input.parent_id].filter((id): id is string => typeof id === 'string');
+  const listed = Array.isArray(input.namespace_ids) ? input.namespace_ids : [];
+  return [input.namespace_id, input.parent_id, ...listed].filter((id): id is string => typeof id === 'string');
+}
+
+/** The namespaces whose subtrees a read covers (a recall's `namespace_ids` with `include_descendants`). */
+function subtreesNamedBy(input: Record<string, unknown>): string[] {
+  return input.include_descendants === true && Array.isArray(input.namespace_ids)
+    ? input.namespace_ids.filter((id): id is string => typeof id === 'string')
+    : [];
 }
 
 /**
@@ -63,12 +71,14 @@ export function namespacesNamedBy(input: Record<string, unknown>): string[] {
  */
 export function adoptStanding(
   access: WorkspaceAccess,
-  loaded: { standing: Standing; namespaces: readonly NamespaceRow[] },
+  loaded: { standing: Standing; namespaces: readonly NamespaceRow[]; descendants?: readonly NamespaceRow[] },
   named: readonly string[],
+  subtrees: readonly string[] = [],
 ): void {
   access.adopt(loaded.standing);
   const byId = new Map(loaded.namespaces.map((row) => [row.id, row]));
   for (const id of named) access.primeNamespace(id, byId.get(id) ?? null);
+  if (subtrees.length > 0) access.primeDescendants(subtrees, loaded.descendants ?? []);
 }
 
 /** The workspace the operation names (its path, the caller's binding or the selector); null: none. */
@@ -101,12 +111,14 @@ function selectedWorkspace(
 }
 
 /**
- * A read's standing (role or grants, and the head) and the namespaces its input names, from one
- * statement; decided by the same rules as `standingIn`.
+ * A read's standing (role or grants, and the head), the namespaces its input names and the
+ * subtrees it covers, from one statement; decided by the same rules as `standingIn`.
  */
 async function loadReadStanding(access: WorkspaceAccess, input: Record<string, unknown>, stores: Stores) {
   const named = namespacesNamedBy(input);
-  adoptStanding(access, await stores.memberships.standing(access.workspaceId, access.standingQuery(), named), named);
+  const subtrees = subtreesNamedBy(input);
+  const loaded = await stores.memberships.standing(access.workspaceId, access.standingQuery(), named, subtrees);
+  adoptStanding(access, loaded, named, subtrees);
 }
 
 /**

@@ -64,6 +64,67 @@ describe.each(DRIVERS)('recall with the embedded indexer (%s)', (driver) => {
     expect(asError.body.error).toMatchObject({ code: 'projection_pending', retryable: true, retry_after_seconds: 1 });
   });
 
+  it("searches the readable part of a namespace's subtree, loaded with the caller's standing", async () => {
+    const { id: ws, api, owner } = await h.workspace();
+    const namespace = async (name: string, parent: string | null) =>
+      (await api.post('/v1/namespaces', { parent_id: parent, name })).body.namespace.id as string;
+    const top = await namespace('top', null);
+    const open = await namespace('open', top);
+    const closed = await namespace('closed', top);
+    let last = 0;
+    const memoryIn = new Map<string, string>();
+    for (const [ns, text] of [
+      [top, 'kiwi on top'],
+      [open, 'kiwi in the open'],
+      [closed, 'kiwi kept closed'],
+    ] as const) {
+      const created = await api.post('/v1/memories', { namespace_id: ns, kind: 'claim', text, valid_from: 0 });
+      memoryIn.set(created.body.memory.id, ns);
+      last = created.body.commit.sequence;
+    }
+    const bob = await h.human({ enroll: false });
+    const members = [
+      { actor_id: owner.actorId, role: 'admin' },
+      { actor_id: bob.actorId, role: 'member' },
+    ];
+    expect((await api.put(`/v1/workspaces/${ws}/members`, { members })).status).toBe(200);
+    const grant = (inherit: boolean) => ({
+      grants: [{ target: { kind: 'actor', actor_id: bob.actorId }, capabilities: ['read'], inherit }],
+    });
+    expect((await api.put(`/v1/namespaces/${top}/grants`, grant(false))).status).toBe(200);
+    expect((await api.put(`/v1/namespaces/${open}/grants`, grant(true))).status).toBe(200);
+    const reader = await bob.api(ws);
+    const namespacesFound = async (ids: string[], includeDescendants: boolean) => {
+      const res = await reader.post('/v1/recall', {
+        namespace_ids: ids,
+        include_descendants: includeDescendants,
+        query: 'kiwi',
+        mode: 'lexical',
+        budget,
+        min_sequence: last,
+        wait_ms: 5000,
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.status).toBe('complete');
+      return new Set(res.body.items.map((i: { memory: { id: string } }) => memoryIn.get(i.memory.id)));
+    };
+    expect(await namespacesFound([top], true)).toEqual(new Set([top, open]));
+    expect(await namespacesFound([top], false)).toEqual(new Set([top]));
+    expect(await namespacesFound([open, top], true)).toEqual(new Set([top, open]));
+    const refused = await reader.post('/v1/recall', { namespace_ids: [closed], query: 'kiwi', budget });
+    expect(refused.status).toBe(404);
+    // The owner reads the whole subtree.
+    const all = await api.post('/v1/recall', {
+      namespace_ids: [top],
+      query: 'kiwi',
+      mode: 'lexical',
+      budget,
+      min_sequence: last,
+      wait_ms: 5000,
+    });
+    expect(all.body.items).toHaveLength(3);
+  });
+
   it('respects the context budget exactly and reports partial when it cuts', async () => {
     const { api } = await h.workspace();
     const ns = (await api.post('/v1/namespaces', { parent_id: null, name: 'n' })).body.namespace;

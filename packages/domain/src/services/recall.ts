@@ -435,7 +435,7 @@ async function readableScope(ctx: HandlerContext, ids: readonly string[], withDe
   const roots: NamespaceRow[] = [];
   for (const id of ids) roots.push(await access.requireById(id, 'read'));
   if (!withDescendants) return roots;
-  const below = await ctx.stores.namespaces.descendantsOf(access.workspaceId, ids);
+  const below = await access.descendantsOf(ids);
   const readable = [];
   for (const namespace of below) if (await access.canRead(namespace)) readable.push(namespace);
   return [...roots, ...readable];

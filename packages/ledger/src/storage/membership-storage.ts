@@ -6,6 +6,7 @@ import {
   decodeJsonRows,
   decodeStanding,
   namedNamespaces,
+  namespacesBelow,
   type Standing,
   type StandingQuery,
   selectShapedDocument,
@@ -29,26 +30,29 @@ export class MembershipStorage {
   }
 
   /**
-   * The caller's standing in a workspace (role or grants, and the head) and the namespaces a read
-   * names, in one statement.
+   * The caller's standing in a workspace (role or grants, and the head), the namespaces a read
+   * names and, for `subtreeRoots`, every namespace below them (a recall's scope), in one statement.
    */
   async standing(
     workspaceId: string,
     query: StandingQuery,
     namespaceIds: readonly string[],
-  ): Promise<{ standing: Standing; namespaces: NamespaceRow[] }> {
+    subtreeRoots: readonly string[] = [],
+  ): Promise<{ standing: Standing; namespaces: NamespaceRow[]; descendants: NamespaceRow[] }> {
     const document = await selectShapedDocument(
       this.db,
       'memberships.standing',
-      { workspaceId, query, namespaceIds },
-      ({ workspaceId, query, namespaceIds }) => {
+      { workspaceId, query, namespaceIds, subtreeRoots },
+      ({ workspaceId, query, namespaceIds, subtreeRoots }) => {
         const named = namedNamespaces(workspaceId, namespaceIds);
-        return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}`;
+        const below = namespacesBelow(workspaceId, subtreeRoots);
+        return sql`${standingMembers(workspaceId, query)}, 'namespaces', ${named}, 'descendants', ${below}`;
       },
     );
     return {
       standing: decodeStanding(document),
       namespaces: decodeJsonRows<NamespaceRow>(namespaces, document.namespaces),
+      descendants: decodeJsonRows<NamespaceRow>(namespaces, document.descendants),
     };
   }
 

@@ -154,6 +154,17 @@ export function namedNamespaces(workspaceId: string, ids: readonly string[]): SQ
   );
 }
 
+/** `json_agg` of the workspace's namespaces below any of `ids` (not those themselves), `[]` for none. */
+export function namespacesBelow(workspaceId: string, ids: readonly string[]): SQL {
+  if (ids.length === 0) return sql`'[]'::json`;
+  return jsonRows(
+    namespaces,
+    'd',
+    sql`from namespaces d where d.workspace_id = ${workspaceId} and d.ancestor_ids && array[${list(ids)}]::text[]`,
+    sql`d.id`,
+  );
+}
+
 export function decodeStanding(value: Json): Standing {
   const head = value.head as { sequence: number | string; recordedAt: number } | null;
   return {
