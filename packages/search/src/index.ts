@@ -21,7 +21,7 @@ export {
   type Rankings,
   RRF_K,
 } from './fusion';
-export { type BatchReport, Indexer, type IndexerOptions } from './indexer';
+export { type BatchReport, Indexer, type IndexerOptions, LEXICAL_BATCH_SIZE } from './indexer';
 export { type IndexArm, type IndexLagSummary, IndexLagWatch, indexArms, indexLagMetrics, readIndexLag } from './lag';
 export { ensureSearchKey, GATEWAY_SEARCH_ACTIONS, SEARCH_KEY_UID, type SearchKey } from './meilisearch-keys';
 export { MEILI_INDEX_UID, MeilisearchProvider } from './meilisearch-provider';

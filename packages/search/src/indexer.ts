@@ -5,7 +5,7 @@ import type { DocumentBatch, SearchDocument, SearchProvider } from './provider';
 import { revisionMetadata, SemanticIndexer, type SemanticIndexerOptions } from './semantic-indexer';
 
 export interface IndexerOptions {
-  /** Commits per batch. */
+  /** Commits per lexical batch (default: LEXICAL_BATCH_SIZE of the ledger's driver). */
   batchSize?: number;
   /**
    * Claim each workspace with a transaction-scoped advisory lock while a batch is planned and
@@ -41,6 +41,14 @@ export interface BatchReport {
 function toDocument(row: RevisionRow): SearchDocument {
   return { ...revisionMetadata(row), text: row.text ?? '' };
 }
+
+/**
+ * Commits per lexical batch by default. On Postgres a larger batch spreads each batch's fixed
+ * cost (its two transactions, the statistics' upserts) over more documents: catching up 126,000
+ * commits ran 14% faster in batches of 1,000 than of 200. On PGlite a batch runs in the
+ * gateway's thread and holds requests back while it does: it stays short.
+ */
+export const LEXICAL_BATCH_SIZE = { postgres: 1000, pglite: 200 } as const;
 
 /** How often an idle indexer looks for a vector store to fill (one catalog read). */
 const FILL_POLL_MS = 30_000;
@@ -92,7 +100,7 @@ export class Indexer {
     const exclusive = options.exclusive ?? ledger.driver === 'postgres';
     this.pollMs = options.pollMs ?? 1000;
     this.lexical = new CursorRunner(ledger, lexicalArm(provider), {
-      batchSize: options.batchSize ?? 200,
+      batchSize: options.batchSize ?? LEXICAL_BATCH_SIZE[ledger.driver],
       exclusive,
       onBatch: options.onBatch,
       beforeAdvance: options.beforeAdvance,

@@ -1,4 +1,5 @@
 import { checkEmbedderEnv, checkSearchEnv, embedderEnvShape, searchEnvShape } from '@tms/composition';
+import { LEXICAL_BATCH_SIZE } from '@tms/search';
 import { webhookDeliveryEnvShape, webhookTargetEnvShape } from '@tms/webhooks';
 import { z } from 'zod';
 
@@ -9,7 +10,7 @@ const schema = z
     ...searchEnvShape,
     // EMBEDDER and EMBEDDINGS_*: the indexer makes the semantic arm's vectors (decisions §11).
     ...embedderEnvShape,
-    INDEXER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
+    INDEXER_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(LEXICAL_BATCH_SIZE.postgres),
     INDEXER_POLL_MS: z.coerce.number().int().min(10).max(60000).default(1000),
     /** Port of the indexer's own /metrics and /healthz; 0 picks one, unset serves none. */
     INDEXER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
