@@ -20,7 +20,8 @@
  *    with no gateway running: the import rate.
  * 3. `analyze`, then the gateway as `pnpm start` runs it (dist/bin/gateway.mjs, its embedded
  *    indexer, `EMBEDDER=none`, `RATE_LIMITS=off`): the lexical indexer's catch-up from 0 to the
- *    head (read from recall's `indexed_sequence`), then `analyze` again.
+ *    head (read from recall's `indexed_sequence`), then `analyze` again and the term index's
+ *    pending list merged (`gin_clean_pending_list`), as autovacuum would after a bulk load.
  * 4. The write rate without an import: 16 concurrent `POST /v1/memories` for SCALE_POST_SECONDS
  *    (default 20) into a workspace of their own, and the indexer's rate against it.
  * 5. Lexical recall (`POST /v1/recall`, `mode: "lexical"`, 20 items) p50/p95, one client, over a
@@ -461,7 +462,11 @@ async function measure(loaded: Loaded, logDir: string) {
           `${size}: caught up in ${seconds.toFixed(1)} s from the gateway's start (the catch-up from 0: ${loaded.index.seconds} s)`,
         );
       const index = loaded.index;
+      // What autovacuum does after a bulk load, which this machine's Postgres runs without: the
+      // statistics, and the term index's pending list merged into the index (`fastupdate`: up
+      // to 4 MB of entries every search would otherwise read through).
       psql(url, 'analyze');
+      psql(url, "select gin_clean_pending_list('search.documents_tsv'::regclass)");
 
       // The write rate without an import, and the indexer behind it.
       let posted = { rate: Number.NaN, lag: Number.NaN };

@@ -60,6 +60,8 @@ export function checkMeiliKey(env: MeiliKeyConfig, ctx: z.RefinementCtx): void {
 /** Which search provider recall asks and the indexer feeds, and where Meilisearch is. */
 export const searchEnvShape = {
   SEARCH_PROVIDER: z.enum(['postgres', 'meilisearch', 'none']).default('postgres'),
+  /** The `postgres` provider's lexical tables on a Postgres server (PGlite's are always logged). */
+  LEXICAL_TABLES: z.enum(['unlogged', 'logged']).default('unlogged'),
   MEILI_URL: z.url().optional(),
   ...meiliKeyEnvShape,
 };

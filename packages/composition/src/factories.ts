@@ -66,7 +66,11 @@ export function searchProviderFor(config: SearchConfig, ledger: Ledger): SearchP
   switch (config.SEARCH_PROVIDER) {
     case 'postgres':
       // The embedded ledger's one connection would wait on HNSW inserts: pgvector scans exactly there.
-      return new PostgresSearchProvider(ledger.handle.db, { hnsw: ledger.driver === 'postgres' });
+      return new PostgresSearchProvider(
+        ledger.handle.db,
+        { hnsw: ledger.driver === 'postgres' },
+        { unlogged: ledger.driver === 'postgres' && config.LEXICAL_TABLES === 'unlogged' },
+      );
     case 'meilisearch':
       return new MeilisearchProvider(config.MEILI_URL as string, meiliApiKeyOf(config));
     case 'none':

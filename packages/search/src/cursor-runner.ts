@@ -35,6 +35,8 @@ export interface IndexingArm<Plan, Report extends BatchCounts> {
   spanAttributes(workspaceId: string): Attributes;
   /** Its cursor in `index_state` (rejects while it cannot be named: an embedder without a model yet). */
   cursor(): Promise<string>;
+  /** Before each pass over the workspaces behind: rejects while the arm's index cannot take batches (the run then retries). */
+  beforePass?(): Promise<void>;
   /** Inside the plan's short transaction: what these commits need, read from committed rows. */
   plan(stores: Stores, workspaceId: string, commits: readonly CommitRow[]): Promise<Plan>;
   /** Outside any transaction: the work, stored through the fences. Returns the arm's own counts. */
@@ -145,6 +147,7 @@ export class CursorRunner<Plan, Report extends BatchCounts> {
   /** Index every workspace that is behind until all are caught up; returns commits indexed. */
   async catchUp(): Promise<number> {
     let total = 0;
+    await this.arm.beforePass?.();
     for (const { workspaceId } of await this.ledger.stores.indexState.lag(await this.arm.cursor(), true)) {
       for (;;) {
         const indexed = await this.indexBatch(workspaceId);

@@ -44,11 +44,13 @@ function toDocument(row: RevisionRow): SearchDocument {
 
 /**
  * Commits per lexical batch by default. On Postgres a larger batch spreads each batch's fixed
- * cost (its two transactions, the statistics' upserts) over more documents: catching up 126,000
- * commits ran 14% faster in batches of 1,000 than of 200. On PGlite a batch runs in the
- * gateway's thread and holds requests back while it does: it stays short.
+ * cost (its two transactions) over more documents, and its statistics' upsert, in key order,
+ * finds more of its rows on each index page: catching up 126,000 commits ran 14% faster in
+ * batches of 1,000 than of 200, and at a million memories batches of 5,000 indexed about 12% more
+ * a second than batches of 1,000. On PGlite a batch's statements run in the gateway's thread and
+ * hold requests back while they do: it stays short.
  */
-export const LEXICAL_BATCH_SIZE = { postgres: 1000, pglite: 200 } as const;
+export const LEXICAL_BATCH_SIZE = { postgres: 5000, pglite: 200 } as const;
 
 /** How often an idle indexer looks for a vector store to fill (one catalog read). */
 const FILL_POLL_MS = 30_000;
@@ -64,6 +66,8 @@ function lexicalArm(provider: SearchProvider): IndexingArm<DocumentBatch, BatchR
     spanName: 'index batch',
     spanAttributes: (workspaceId) => ({ 'tms.workspace_id': workspaceId, 'tms.search_provider': provider.name }),
     cursor: async () => provider.name,
+    // Tables emptied under the cursors (a crash) fail the pass; the retry's `prepare` rebuilds them.
+    beforePass: async () => provider.verifyIntact?.(),
     async plan(stores, workspaceId, commits) {
       const revisions = await stores.memories.revisionsOfMemories(workspaceId, memoriesOf(commits));
       return {

@@ -29,9 +29,21 @@ import { analyseDocument, analyseQuery } from './text-analysis';
  * thousand namespaces reads each query term's rows in one range, where version 2 scanned the table.
  * Version 4 adds to each term's row the bounds MaxScore prunes with (`search`): the highest
  * frequency of the term in a document and the shortest document holding it.
+ * Version 5 adds to each document's tsvector its namespace as a term (`namespaceTerm`): a search
+ * over a few namespaces finds only their documents in the term index; and `search.lexical_sentinel`.
  */
-export const LEXICAL_LAYOUT_VERSION = 4;
+export const LEXICAL_LAYOUT_VERSION = 5;
 const LAYOUT_PART = 'lexical';
+
+/**
+ * What the lexical arm reports while its tables have lost their rows (`unlogged`, below), until
+ * the indexer's `prepare` has created them anew.
+ */
+export const LEXICAL_TABLES_RESET =
+  'the lexical index lost its rows (Postgres restarted after a crash, or a base backup was restored): the indexer rebuilds it';
+
+/** What the lexical arm reports when its index was emptied for a rebuild after the caller read its cursor. */
+const LEXICAL_INDEX_REBUILT = 'the lexical index is being rebuilt: its cursor went back since recall read it';
 
 /** BM25's parameters: the textbook values (Robertson and Zaragoza), not fitted to any data set. */
 const K1 = 1.2;
@@ -41,8 +53,19 @@ const SCORE_DECIMALS = 9;
 /** How long `prepare` waits for an indexer's batch in flight on a workspace before giving up (it is retried). */
 const CLAIM_WAIT_MS = 60_000;
 
-/** A document's terms as a tsvector literal (for matching; no positions). Terms hold letters and digits only, so quoting is safe. */
-const termVector = (terms: Iterable<string>): string => [...terms].map((t) => `'${t}'`).join(' ');
+/**
+ * A namespace as a term of its documents' tsvectors. Words hold letters and digits only, so no
+ * word is ever this term: a search over a few namespaces asks the term index for documents
+ * holding one of them and a query word (`scored`), and gets none of the other namespaces'.
+ */
+const namespaceTerm = (namespaceId: string): string => `@${namespaceId}`;
+
+/** A lexeme quoted for a tsvector or tsquery literal (its quotes and backslashes escaped). */
+const quotedLexeme = (lexeme: string): string => `'${lexeme.replace(/['\\]/g, '\\$&')}'`;
+
+/** A document's terms and its namespace's term as a tsvector literal (for matching; no positions). */
+const termVector = (terms: Iterable<string>, namespaceId: string): string =>
+  [...terms, namespaceTerm(namespaceId)].map(quotedLexeme).join(' ');
 
 // The lexical arm's statements are built as text: every value is written in (see `scored`), and
 // building them through Drizzle's `sql` fragments cost the gateway more than Postgres took to
@@ -71,6 +94,9 @@ const BOUND_MARGIN = 1e-6;
 /** A scope of more documents than this, searched for words held by less than RARE_SHARE of them, is searched by the term index alone. */
 const LARGE_SCOPE = 20_000;
 const RARE_SHARE = 0.02;
+
+/** How often at most `verifyIntact` looks at unlogged lexical tables. */
+const VERIFY_EVERY_MS = 1000;
 
 /** A hybrid recall's scope of up to this many documents is scored whole, once (`lexicalScope`). */
 const WHOLE_SCOPE_DOCUMENTS = 2_000;
@@ -112,7 +138,10 @@ const contentKey = (text: string): string => crypto.createHash('sha256').update(
 const textArray = (terms: readonly string[]): string => `{${terms.map((t) => `"${t}"`).join(',')}}`;
 
 /** A tsquery matching any of the terms. */
-const anyOf = (terms: readonly string[]): string => terms.map((t) => `'${t}'`).join(' | ');
+const anyOf = (terms: readonly string[]): string => terms.map(quotedLexeme).join(' | ');
+
+/** Up to this many namespaces, a search asks the term index for their documents only (`namespaceTerm`). */
+const NAMESPACES_IN_QUERY = 16;
 
 /** A document as it is written: its distinct terms with their frequencies (aligned), its length and text digest. */
 interface AnalysedRow {
@@ -132,6 +161,18 @@ function analysedRow(document: SearchDocument): AnalysedRow {
     length,
     key: contentKey(document.text),
   };
+}
+
+/** Documents analysed between two turns of the event loop (an embedded indexer shares it with the gateway's requests). */
+const ANALYSIS_SLICE = 250;
+
+async function analysedRows(documents: readonly SearchDocument[]): Promise<AnalysedRow[]> {
+  const rows: AnalysedRow[] = [];
+  for (let i = 0; i < documents.length; i += ANALYSIS_SLICE) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const document of documents.slice(i, i + ANALYSIS_SLICE)) rows.push(analysedRow(document));
+  }
+  return rows;
 }
 
 /** What a batch adds to the statistics: per namespace documents and length, per namespace and term documents. */
@@ -187,9 +228,8 @@ class StatisticsDelta {
     return [...this.namespaces.values()];
   }
 
-  /** In key order, so that concurrent batches (of other workspaces) lock rows in one order. */
   termRows() {
-    return [...this.terms.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+    return [...this.terms.values()];
   }
 }
 
@@ -209,11 +249,27 @@ export class PostgresSearchProvider implements SearchProvider {
 
   /** The semantic arm (./postgres-vectors.ts): vectors beside the lexical documents. */
   readonly vectors: PostgresVectorStore;
+  /** When `verifyIntact` last found the lexical tables whole (ms since the epoch). */
+  private verifiedAt = 0;
 
   constructor(
     private readonly db: Database,
     vectorOptions: VectorStoreOptions = {},
-    private readonly lexicalOptions: { /** See `lexicalScope` (default 2000). */ wholeScopeDocuments?: number } = {},
+    private readonly lexicalOptions: {
+      /** See `lexicalScope` (default 2000). */
+      wholeScopeDocuments?: number;
+      /**
+       * The lexical tables unlogged (the factory's default on a Postgres server, `LEXICAL_TABLES`;
+       * never on PGlite). They hold nothing the ledger does not: written without the WAL, a batch's
+       * statistics no longer copy into it every page they change first after a checkpoint, and
+       * the indexer keeps up with a sixth more at a million memories. Postgres empties unlogged
+       * tables after a crash, and a base backup or a standby holds them empty; the sentinel's row
+       * goes with them, recall then reports the lexical arm unavailable, and the indexer's next
+       * pass (`verifyIntact`) fails until `prepare` has created the tables anew and sent the
+       * cursors back to 0.
+       */
+      unlogged?: boolean;
+    } = {},
   ) {
     this.vectors = new PostgresVectorStore(db, vectorOptions);
   }
@@ -229,9 +285,39 @@ export class PostgresSearchProvider implements SearchProvider {
       const recorded = rowsOf<{ version: number }>(
         await tx.execute(sql`select version from search.layout where part = ${LAYOUT_PART}`),
       )[0]?.version;
-      if (recorded !== LEXICAL_LAYOUT_VERSION) await this.rebuildLexicalTables(tx as never);
+      if (recorded !== LEXICAL_LAYOUT_VERSION || !(await intact(tx as never))) {
+        await this.rebuildLexicalTables(tx as never);
+      } else await this.setPersistence(tx as never);
       await this.vectors.prepare(tx);
     });
+  }
+
+  /**
+   * Throws `SearchUnavailableError` while the lexical tables have lost their rows (see
+   * `unlogged`). The indexer asks before each pass; unlogged tables are looked at once a second
+   * at most (a pass may follow every commit), logged ones never lose their rows.
+   */
+  async verifyIntact(): Promise<void> {
+    if (!this.lexicalOptions.unlogged || Date.now() - this.verifiedAt < VERIFY_EVERY_MS) return;
+    if (!(await intact(this.db))) throw new SearchUnavailableError(LEXICAL_TABLES_RESET);
+    this.verifiedAt = Date.now();
+  }
+
+  /**
+   * Tables created logged and now wanted unlogged, or the reverse (`LEXICAL_TABLES` changed):
+   * rewritten so, rows kept. Processes that disagree would rewrite them at each other's start.
+   */
+  private async setPersistence(tx: Database): Promise<void> {
+    const wanted = this.lexicalOptions.unlogged ? 'u' : 'p';
+    const differing = rowsOf<{ name: string }>(
+      await tx.execute(sql`
+        select c.relname as name from pg_class c
+         where c.relnamespace = 'search'::regnamespace and c.relkind = 'r' and c.relpersistence <> ${wanted}
+           and c.relname in ('documents', 'term_stats', 'namespace_stats', 'lexical_sentinel')`),
+    ).map((r) => r.name);
+    for (const name of differing) {
+      await tx.execute(sql.raw(`alter table search.${name} set ${wanted === 'u' ? 'unlogged' : 'logged'}`));
+    }
   }
 
   /**
@@ -248,9 +334,12 @@ export class PostgresSearchProvider implements SearchProvider {
     )[0]?.present;
     const workspaces = ledgerMigrated ? await stores.indexState.lag(this.name, false) : [];
     for (const { workspaceId } of workspaces) await claimWaiting(stores, workspaceId);
-    await tx.execute(sql`drop table if exists search.documents, search.term_stats, search.namespace_stats`);
+    await tx.execute(
+      sql`drop table if exists search.documents, search.term_stats, search.namespace_stats, search.lexical_sentinel`,
+    );
+    const table = sql.raw(this.lexicalOptions.unlogged ? 'unlogged table' : 'table');
     await tx.execute(sql`
-        create table search.documents (
+        create ${table} search.documents (
           workspace_id text not null,
           revision_id text not null,
           memory_id text not null,
@@ -272,7 +361,7 @@ export class PostgresSearchProvider implements SearchProvider {
     // Its counts are updated in place with every batch: room left on each page lets Postgres
     // update a row without touching the primary key index (a heap-only tuple update).
     await tx.execute(sql`
-        create table search.term_stats (
+        create ${table} search.term_stats (
           workspace_id text not null,
           namespace_id text not null,
           term text not null,
@@ -282,13 +371,16 @@ export class PostgresSearchProvider implements SearchProvider {
           primary key (workspace_id, term, namespace_id)
         ) with (fillfactor = 70)`);
     await tx.execute(sql`
-        create table search.namespace_stats (
+        create ${table} search.namespace_stats (
           workspace_id text not null,
           namespace_id text not null,
           documents integer not null,
           total_length bigint not null,
           primary key (workspace_id, namespace_id)
         )`);
+    // Emptied with the others when Postgres resets unlogged tables: its row missing tells.
+    await tx.execute(sql`create ${table} search.lexical_sentinel (intact boolean primary key)`);
+    await tx.execute(sql`insert into search.lexical_sentinel values (true)`);
     const now = Date.now() / 1000;
     for (const { workspaceId } of workspaces) await stores.indexState.reset(workspaceId, this.name, now);
     await tx.execute(sql`
@@ -302,7 +394,7 @@ export class PostgresSearchProvider implements SearchProvider {
    * cursor (these tables live in the ledger's database), or a transaction of their own.
    */
   async apply(workspaceId: string, batch: DocumentBatch, fence?: CursorFence): Promise<boolean> {
-    const rows = batch.upserts.map(analysedRow);
+    const rows = await analysedRows(batch.upserts);
     const write = (db: Database) => this.write(db, workspaceId, batch.deletes, rows);
     if (fence) return fence.store(write, 'advance');
     await this.db.transaction((tx) => write(tx as never));
@@ -323,7 +415,7 @@ export class PostgresSearchProvider implements SearchProvider {
       const rows = sql.join(
         chunk.map(
           ({ document: d, terms, frequencies, length, key }) => sql`(${d.workspaceId}, ${d.revisionId}, ${d.memoryId},
-            ${d.namespaceId}, ${d.kind}, ${termVector(terms)}::tsvector, ${textArray(terms)}::text[],
+            ${d.namespaceId}, ${d.kind}, ${termVector(terms, d.namespaceId)}::tsvector, ${textArray(terms)}::text[],
             ${`{${frequencies.join(',')}}`}::integer[], ${length}::integer, ${key}, ${d.validFrom}::float8,
             ${d.validTo}::float8, ${d.recordedAt}::float8, ${d.recordedUntil}::float8)`,
         ),
@@ -360,23 +452,26 @@ export class PostgresSearchProvider implements SearchProvider {
            where d.workspace_id = v.workspace_id and d.revision_id = v.revision_id`);
       }
     }
-    // The batch's statistics in one pass (a term shared by many documents is updated once),
-    // as JSON: one parameter whatever the number of rows.
+    // The batch's statistics in one statement each (a term shared by many documents is updated
+    // once), as JSON: one parameter whatever the number of rows; `json`, which Postgres reads in
+    // half the time `jsonb` takes to build. The rows go in key order: each index page is visited
+    // once for all its rows of the batch.
     const namespaces = counts.namespaceRows();
     if (namespaces.length) {
       await tx.execute(sql`
         insert into search.namespace_stats as s (workspace_id, namespace_id, documents, total_length)
-        select * from jsonb_to_recordset(${JSON.stringify(namespaces)}::jsonb)
+        select * from json_to_recordset(${JSON.stringify(namespaces)}::json)
           as r(workspace_id text, namespace_id text, documents integer, total_length bigint)
         on conflict (workspace_id, namespace_id) do update
           set documents = s.documents + excluded.documents, total_length = s.total_length + excluded.total_length`);
     }
     const terms = counts.termRows();
-    for (let i = 0; i < terms.length; i += 5000) {
+    if (terms.length) {
       await tx.execute(sql`
         insert into search.term_stats as s (workspace_id, namespace_id, term, documents, max_frequency, min_length)
-        select * from jsonb_to_recordset(${JSON.stringify(terms.slice(i, i + 5000))}::jsonb)
+        select * from json_to_recordset(${JSON.stringify(terms)}::json)
           as r(workspace_id text, namespace_id text, term text, documents integer, max_frequency integer, min_length integer)
+        order by workspace_id, term, namespace_id
         on conflict (workspace_id, term, namespace_id) do update
           set documents = s.documents + excluded.documents,
               max_frequency = greatest(s.max_frequency, excluded.max_frequency),
@@ -392,7 +487,7 @@ export class PostgresSearchProvider implements SearchProvider {
       with gone as (
         delete from search.documents
          where workspace_id = ${workspaceId} and revision_id in (${list(revisionIds)})
-        returning namespace_id, tsv, length
+        returning namespace_id, terms, length
       ), uncounted as (
         update search.namespace_stats s
            set documents = s.documents - g.documents, total_length = s.total_length - g.total_length
@@ -402,9 +497,9 @@ export class PostgresSearchProvider implements SearchProvider {
       )
       update search.term_stats s
          set documents = s.documents - g.documents
-        from (select g.namespace_id, u.lexeme as term, count(*) as documents
-                from gone g, unnest(g.tsv) as u(lexeme, positions, weights)
-               group by g.namespace_id, u.lexeme) g
+        from (select g.namespace_id, u.term, count(*) as documents
+                from gone g, unnest(g.terms) as u(term)
+               group by g.namespace_id, u.term) g
        where s.workspace_id = ${workspaceId} and s.term = g.term and s.namespace_id = g.namespace_id
       returning s.namespace_id, s.term, s.documents`);
     const zero = rowsOf<{ namespace_id: string; term: string; documents: number }>(emptied).filter(
@@ -534,6 +629,8 @@ export class PostgresSearchProvider implements SearchProvider {
         ? `, term_rows as materialized (${ofTerms})`
         : `, term_rows as (${ofTerms} and namespace_id = any(${namespaces}))`;
     const rows = rowsOf<{
+      intact: boolean;
+      cursor: string | number | null;
       n: number | null;
       average_length: number;
       term: string | null;
@@ -551,7 +648,10 @@ export class PostgresSearchProvider implements SearchProvider {
            where workspace_id = ${workspace} and namespace_id = any(${namespaces})
         )
         ${termRows}
-        select scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf,
+        select exists (select 1 from search.lexical_sentinel) as intact,
+               (select indexed_sequence from index_state
+                 where workspace_id = ${workspace} and provider = ${literal(this.name)}) as cursor,
+               scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf,
                t.max_frequency, t.min_length
           from scope
           left join (select term, sum(documents)::float8 as df, max(max_frequency) as max_frequency,
@@ -562,6 +662,11 @@ export class PostgresSearchProvider implements SearchProvider {
       ),
     );
     const first = rows[0];
+    if (first && !first.intact) throw new SearchUnavailableError(LEXICAL_TABLES_RESET);
+    // The tables and the cursor as of one snapshot: a cursor below the caller's was reset with them.
+    if (first && query.indexedSequence !== undefined && Number(first.cursor ?? 0) < query.indexedSequence) {
+      throw new SearchUnavailableError(LEXICAL_INDEX_REBUILT);
+    }
     if (!first || first.n === null) return null;
     const byTerm = new Map(rows.filter((r) => r.term !== null).map((r) => [r.term as string, r]));
     return {
@@ -590,13 +695,20 @@ export class PostgresSearchProvider implements SearchProvider {
     offset: number,
   ): Promise<SearchHit[]> {
     const kinds = query.kinds?.length ? `and m.kind = any(${literalArray(query.kinds)})` : '';
-    // Words held by few of many documents in scope are found by the term index alone, each row
-    // then checked for its namespace: Postgres would otherwise also read the namespace index
-    // for every document of the scope (100,000 entries, 50 ms) to intersect the two. The
-    // expression hides that index from it.
+    // A few namespaces are asked of the term index with the words (a document of theirs holding
+    // a word), which then returns none of the other namespaces' documents: in a workspace of a
+    // million, nine in ten of the documents holding a word lie outside a namespace of 100,000.
+    const namespacesInQuery = query.namespaceIds.length <= NAMESPACES_IN_QUERY;
+    const wanted = namespacesInQuery
+      ? `(${anyOf(query.namespaceIds.map(namespaceTerm))}) & (${anyOf(matching)})`
+      : anyOf(matching);
+    // Documents so found, and over more namespaces those of words held by few of many documents
+    // in scope, are each checked for their namespace: Postgres would otherwise also read the
+    // namespace index for every document of the scope (100,000 entries, 50 ms) to intersect
+    // the two. The expression hides that index from it.
     const held = matching.reduce((sum, term) => sum + (statistics.df[terms.indexOf(term)] ?? 0), 0);
     const rareInScope = statistics.n > LARGE_SCOPE && held < statistics.n * RARE_SHARE;
-    const namespaceColumn = rareInScope ? `(m.namespace_id || '')` : 'm.namespace_id';
+    const namespaceColumn = namespacesInQuery || rareInScope ? `(m.namespace_id || '')` : 'm.namespace_id';
     const only = query.revisionIds ? `and m.revision_id = any(${literalArray(query.revisionIds)})` : '';
     // Each query term's frequency is read from the document's aligned term and frequency arrays
     // (array_position): no unnesting, no grouping per document.
@@ -618,7 +730,7 @@ export class PostgresSearchProvider implements SearchProvider {
        where m.workspace_id = ${literal(query.workspaceId)}
          and ${namespaceColumn} = any(${literalArray(query.namespaceIds)})
          ${kinds} ${only}
-         and m.tsv @@ ${literal(anyOf(matching))}::tsquery
+         and m.tsv @@ ${literal(wanted)}::tsquery
          and m.recorded_at <= ${constant(query.knownAt)}
          and (m.recorded_until is null or m.recorded_until > ${constant(query.knownAt)})
          and m.valid_from <= ${constant(query.asOf)} and (m.valid_to is null or m.valid_to > ${constant(query.asOf)})
@@ -692,6 +804,12 @@ export class PostgresSearchProvider implements SearchProvider {
       terms: new Map(terms.map((r) => [r.term, Number(r.documents)])),
     };
   }
+}
+
+/** Whether the lexical tables hold their rows: the sentinel's row is there. */
+async function intact(db: Database): Promise<boolean> {
+  const result = await db.execute(sql`select exists (select 1 from search.lexical_sentinel) as intact`);
+  return rowsOf<{ intact: boolean }>(result)[0]?.intact === true;
 }
 
 /** Take a workspace's indexer claim for the current transaction, waiting while a batch holds it. */

@@ -30,6 +30,12 @@ export interface SearchQuery {
    * returned with the score a full search gives it; the others are left out.
    */
   revisionIds?: readonly string[] | undefined;
+  /**
+   * The lexical arm's cursor as the caller read it before searching. An index whose cursor now
+   * stands below it was emptied meanwhile and is being rebuilt (a crash, a layout upgrade): the
+   * search rejects (`SearchUnavailableError`) rather than answer from it as if it held those commits.
+   */
+  indexedSequence?: number | undefined;
 }
 
 /** A lexical search's scope, filters and text: everything but the page. */
@@ -162,6 +168,11 @@ export interface SearchProvider {
   readonly name: 'postgres' | 'meilisearch' | 'none';
   /** Create the index and apply its settings (idempotent). */
   prepare(): Promise<void>;
+  /**
+   * Rejects (`SearchUnavailableError`) while the lexical index has lost what it held beside its
+   * cursors, which `prepare` then mends (the Postgres provider's unlogged tables after a crash).
+   */
+  verifyIntact?(): Promise<void>;
   /** The lexical arm's batch; its analysis runs before the fence's transaction, never inside it. */
   apply(workspaceId: string, batch: DocumentBatch, fence?: CursorFence): Promise<boolean>;
   /** The lexical arm: best first, ties broken by revision id. */

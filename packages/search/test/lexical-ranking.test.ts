@@ -1,5 +1,6 @@
-import { Ledger } from '@tms/ledger';
+import { Ledger, rowsOf } from '@tms/ledger';
 import { createTestDatabase, type TestDatabase } from '@tms/testkit';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSearchProvider } from '../src/postgres-provider';
 import type { SearchDocument } from '../src/provider';
@@ -289,6 +290,60 @@ describe.each(DRIVERS)('lexical arm: BM25 ranking (%s)', (driver) => {
     // Over many namespaces (their statistics read term by term), the same statistics.
     const many = ['ns_a', 'ns_b', ...Array.from({ length: 30 }, (_, i) => `ns_empty_${i}`)];
     expect(await search(ws, 'otter', many)).toEqual(both);
+  });
+
+  it("asks the term index for a few namespaces' documents only, not every document holding the words", async () => {
+    const ws = 'ws_term_index';
+    // A namespace id with a quote and a backslash: quoted in the tsvector and the tsquery alike.
+    const odd = "ns_o'brien\\x";
+    const few = [
+      doc('a heron by the weir', { workspaceId: ws, namespaceId: 'ns_small' }),
+      doc('the heron again', { workspaceId: ws, namespaceId: 'ns_small' }),
+      doc('one heron more', { workspaceId: ws, namespaceId: odd }),
+    ];
+    const crowd = Array.from({ length: 3000 }, (_, i) =>
+      doc(`heron sighting ${i}`, { workspaceId: ws, namespaceId: 'ns_crowd' }),
+    );
+    await provider.apply(ws, { upserts: [...few, ...crowd], deletes: [] });
+    await opened.ledger.handle.db.execute(sql`analyze search.documents`);
+
+    // Each statement reading the documents is explained first, with sequential scans off so
+    // that a table this small is still read through an index, as a large one is.
+    const db = opened.ledger.handle.db;
+    const termIndexRows: number[] = [];
+    const explaining = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property !== 'execute') return Reflect.get(target, property, receiver);
+        return async (query: Parameters<typeof db.execute>[0]) => {
+          const text = JSON.stringify(query);
+          if (text.includes('from search.documents m')) {
+            await target.transaction(async (tx) => {
+              await tx.execute(sql`set local enable_seqscan = off`);
+              const [row] = rowsOf<{ 'QUERY PLAN': unknown }>(
+                await tx.execute(sql`explain (analyze, format json) ${query}`),
+              );
+              const plan =
+                typeof row?.['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row?.['QUERY PLAN'];
+              const visit = (node: Record<string, unknown>) => {
+                if (node['Index Name'] === 'documents_tsv') termIndexRows.push(Number(node['Actual Rows']));
+                for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+              };
+              visit((plan as { Plan: Record<string, unknown> }[])[0]?.Plan ?? {});
+            });
+          }
+          return target.execute(query);
+        };
+      },
+    });
+    const explained = new PostgresSearchProvider(explaining as never);
+    const hits = await explained.search({ workspaceId: ws, text: 'heron', namespaceIds: ['ns_small', odd], ...at });
+    expect(hits.map((h) => h.revisionId).sort()).toEqual(few.map((d) => d.revisionId).sort());
+    expect(termIndexRows).toEqual([3]);
+    // Over many namespaces the words alone are asked: the same documents.
+    const many = ['ns_small', odd, ...Array.from({ length: 20 }, (_, i) => `ns_empty_${i}`)];
+    expect((await search(ws, 'heron', many)).map((h) => h.revisionId).sort()).toEqual(
+      few.map((d) => d.revisionId).sort(),
+    );
   });
 
   it('keeps the term statistics exact through re-applies, corrections and purges', async () => {

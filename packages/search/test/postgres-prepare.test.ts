@@ -198,4 +198,63 @@ describe.each(['pglite', 'postgres'] as const)('postgres search provider: layout
     expect(await provider.indexedRevisionIds('ws_1')).toEqual([]);
     expect(await cursors(ledger)).toEqual({ ws1: 0, ws2: 0, ws1Meili: 7 });
   });
+
+  it('rewrites the tables unlogged or logged as asked, keeping their rows, and rebuilds them when their sentinel row is gone', async () => {
+    const db = ledger.handle.db;
+    const persistence = async () =>
+      rowsOf<{ relname: string; relpersistence: string }>(
+        await db.execute(sql`
+          select relname, relpersistence from pg_class where relnamespace = 'search'::regnamespace and relkind = 'r'
+             and relname in ('documents', 'term_stats', 'namespace_stats', 'lexical_sentinel') order by relname`),
+      ).map((r) => `${r.relname}:${r.relpersistence}`);
+    const heron = {
+      workspaceId: 'ws_1',
+      revisionId: 'rev_kept',
+      memoryId: 'mem_kept',
+      namespaceId: 'ns_1',
+      kind: 'claim' as const,
+      text: 'a heron kept',
+      validFrom: 0,
+      validTo: null,
+      recordedAt: 1,
+      recordedUntil: null,
+    };
+    const query = {
+      workspaceId: 'ws_1',
+      text: 'heron',
+      namespaceIds: ['ns_1'],
+      asOf: 1,
+      knownAt: 2,
+      limit: 5,
+      offset: 0,
+    };
+    await provider.prepare();
+    await provider.apply('ws_1', { upserts: [heron], deletes: [] });
+    await ledger.stores.indexState.advance('ws_1', 'postgres', 5, 4);
+
+    const unlogged = new PostgresSearchProvider(db, {}, { unlogged: true });
+    await unlogged.prepare();
+    expect(await persistence()).toEqual(['documents:u', 'lexical_sentinel:u', 'namespace_stats:u', 'term_stats:u']);
+    expect((await unlogged.search(query)).map((h) => h.revisionId)).toEqual(['rev_kept']);
+    expect((await cursors(ledger)).ws1).toBe(5);
+    await provider.prepare();
+    expect(await persistence()).toEqual(['documents:p', 'lexical_sentinel:p', 'namespace_stats:p', 'term_stats:p']);
+    expect((await provider.search(query)).map((h) => h.revisionId)).toEqual(['rev_kept']);
+    await unlogged.prepare();
+
+    // What Postgres leaves after a crash: the unlogged tables empty, the sentinel's row with them
+    // (services/gateway/test/faults/postgres-crash.test.ts crashes a server for real).
+    await db.execute(
+      sql`truncate search.documents, search.term_stats, search.namespace_stats, search.lexical_sentinel`,
+    );
+    await expect(unlogged.search(query)).rejects.toThrow(/lost its rows/);
+    await expect(unlogged.verifyIntact()).rejects.toThrow(/lost its rows/);
+    await unlogged.prepare();
+    expect((await cursors(ledger)).ws1).toBe(0);
+    await unlogged.verifyIntact();
+    expect(await unlogged.search(query)).toEqual([]);
+    // A recall that read the cursor before the rebuild (at 5) gets no answer from the emptied index.
+    await expect(unlogged.search({ ...query, indexedSequence: 5 })).rejects.toThrow(/being rebuilt/);
+    expect(await unlogged.search({ ...query, indexedSequence: 0 })).toEqual([]);
+  });
 });

@@ -119,6 +119,14 @@ export class PrivatePostgres {
     await this.tool('pg_ctl', ['-D', this.dataDir, '-m', 'fast', '-w', 'stop']);
   }
 
+  /**
+   * A crash: every server process quits at once, with no checkpoint; the next start recovers
+   * from the WAL as after a power cut, and empties unlogged tables.
+   */
+  async crash(): Promise<void> {
+    await this.tool('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', 'stop']);
+  }
+
   /** Stop (if running) and remove every file. */
   async destroy(): Promise<void> {
     await this.tool('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => {});

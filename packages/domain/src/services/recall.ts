@@ -99,7 +99,11 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
       cursors.map((c) => c.name),
     );
     const awaited = sequences.filter((_, i) => cursors[i]?.awaitable);
-    return { indexed: Math.min(...sequences), awaited: Math.min(...awaited, Number.POSITIVE_INFINITY) };
+    return {
+      indexed: Math.min(...sequences),
+      awaited: Math.min(...awaited, Number.POSITIVE_INFINITY),
+      lexical: sequences[arms.indexOf('lexical')],
+    };
   };
   // The scope, the clock and the cursors do not depend on each other: read at once.
   const [namespaces, now, firstSequences] = await Promise.all([
@@ -140,12 +144,14 @@ async function recallWith(input: RecallInput, ctx: HandlerContext, plan: RecallP
   // Asked for both arms, the lexical arm is asked for the semantic arm's candidates too: its scope
   // is opened once, so that a provider can score it once for every page (see `lexicalScope`).
   const bothArms = arms.length === 2 && queryVector !== null;
-  const lexicalScope = provider && bothArms ? provider.lexicalScope({ ...filters, text: input.query }) : null;
+  // With the cursor read above: an index rebuilt since answers `unavailable`, not as if it held it.
+  const lexicalQuery = { ...filters, text: input.query, indexedSequence: sequences.lexical };
+  const lexicalScope = provider && bothArms ? provider.lexicalScope(lexicalQuery) : null;
   const searches: ArmSearches | null = provider && {
     lexical: (limit, offset, revisionIds) =>
       lexicalScope
         ? lexicalScope.search({ limit, offset, revisionIds })
-        : provider.search({ ...filters, text: input.query, limit, offset, revisionIds }),
+        : provider.search({ ...lexicalQuery, limit, offset, revisionIds }),
     semantic: async (limit, offset, revisionIds) => {
       if (!queryVector) throw new EmbedderUnavailableError('the semantic arm is off');
       const { model: vectorModel, vector } = await queryVector;

@@ -1,5 +1,5 @@
 import { TestIssuer } from '@tms/testkit';
-import { connectSql, PrivatePostgres } from '@tms/testkit/postgres-server';
+import { connectSql, type PrivatePostgres } from '@tms/testkit/postgres-server';
 import {
   delay,
   type GatewayProcess,
@@ -14,6 +14,7 @@ import {
   indexEqualsLedger,
   notUnavailable,
   prepareLedger,
+  privateServer,
   send,
   seriousOutput,
   verifyLedger,
@@ -37,10 +38,7 @@ describe('Postgres stopped and started under load', () => {
 
   beforeAll(async () => {
     issuer = await TestIssuer.start();
-    server = await PrivatePostgres.create();
-    const admin = connectSql(server.url(), 1);
-    await admin`create database tms`;
-    await admin.end({ timeout: 1 });
+    ({ server } = await privateServer());
   });
 
   afterAll(async () => {

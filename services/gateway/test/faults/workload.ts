@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { Ledger } from '@tms/ledger';
 import { PostgresSearchProvider } from '@tms/search';
 import type { TestIssuer } from '@tms/testkit';
-import { connectSql, type Sql } from '@tms/testkit/postgres-server';
+import { connectSql, PrivatePostgres, type Sql } from '@tms/testkit/postgres-server';
 import { delay, type ServiceProcess } from '@tms/testkit/processes';
 import { verifyProof } from '../../../../packages/client/src';
 
@@ -274,6 +274,15 @@ export async function verifyLedger(sql: Sql, url: string, workload: Workload): P
     if (!verdict.valid) problems.push(`${workspaceId}: the chain does not hold: ${verdict.reason}`);
   }
   return problems;
+}
+
+/** A Postgres server of the test's own (one it may stop or crash) holding an empty database `tms`. */
+export async function privateServer(): Promise<{ server: PrivatePostgres; databaseUrl: string }> {
+  const server = await PrivatePostgres.create();
+  const admin = connectSql(server.url(), 1);
+  await admin`create database tms`;
+  await admin.end({ timeout: 1 });
+  return { server, databaseUrl: server.url('tms') };
 }
 
 /** Migrate the database and enroll an owner (in this process, as an operator would). */
