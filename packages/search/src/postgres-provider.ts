@@ -39,8 +39,14 @@ const LAYOUT_PART = 'lexical';
  * What the lexical arm reports while its tables have lost their rows (`unlogged`, below), until
  * the indexer's `prepare` has created them anew.
  */
-export const LEXICAL_TABLES_RESET =
+const LEXICAL_TABLES_RESET =
   'the lexical index lost its rows (Postgres restarted after a crash, or a base backup was restored): the indexer rebuilds it';
+
+/** The lexical arm's tables, created, dropped and made logged or unlogged together. */
+const LEXICAL_TABLE_NAMES = ['documents', 'term_stats', 'namespace_stats', 'lexical_sentinel'] as const;
+
+/** True while the lexical tables hold their rows: the sentinel's row is there (see `unlogged`). */
+const SENTINEL_PRESENT = 'exists (select 1 from search.lexical_sentinel)';
 
 /** What the lexical arm reports when its index was emptied for a rebuild after the caller read its cursor. */
 const LEXICAL_INDEX_REBUILT = 'the lexical index is being rebuilt: its cursor went back since recall read it';
@@ -313,7 +319,7 @@ export class PostgresSearchProvider implements SearchProvider {
       await tx.execute(sql`
         select c.relname as name from pg_class c
          where c.relnamespace = 'search'::regnamespace and c.relkind = 'r' and c.relpersistence <> ${wanted}
-           and c.relname in ('documents', 'term_stats', 'namespace_stats', 'lexical_sentinel')`),
+           and c.relname = any(${sql.raw(literalArray(LEXICAL_TABLE_NAMES))})`),
     ).map((r) => r.name);
     for (const name of differing) {
       await tx.execute(sql.raw(`alter table search.${name} set ${wanted === 'u' ? 'unlogged' : 'logged'}`));
@@ -334,9 +340,7 @@ export class PostgresSearchProvider implements SearchProvider {
     )[0]?.present;
     const workspaces = ledgerMigrated ? await stores.indexState.lag(this.name, false) : [];
     for (const { workspaceId } of workspaces) await claimWaiting(stores, workspaceId);
-    await tx.execute(
-      sql`drop table if exists search.documents, search.term_stats, search.namespace_stats, search.lexical_sentinel`,
-    );
+    await tx.execute(sql.raw(`drop table if exists ${LEXICAL_TABLE_NAMES.map((t) => `search.${t}`).join(', ')}`));
     const table = sql.raw(this.lexicalOptions.unlogged ? 'unlogged table' : 'table');
     await tx.execute(sql`
         create ${table} search.documents (
@@ -648,7 +652,7 @@ export class PostgresSearchProvider implements SearchProvider {
            where workspace_id = ${workspace} and namespace_id = any(${namespaces})
         )
         ${termRows}
-        select exists (select 1 from search.lexical_sentinel) as intact,
+        select ${SENTINEL_PRESENT} as intact,
                (select indexed_sequence from index_state
                  where workspace_id = ${workspace} and provider = ${literal(this.name)}) as cursor,
                scope.n, scope.average_length, t.term, t.df, ln(1 + (scope.n - t.df + 0.5) / (t.df + 0.5)) as idf,
@@ -699,7 +703,7 @@ export class PostgresSearchProvider implements SearchProvider {
     // a word), which then returns none of the other namespaces' documents: in a workspace of a
     // million, nine in ten of the documents holding a word lie outside a namespace of 100,000.
     const namespacesInQuery = query.namespaceIds.length <= NAMESPACES_IN_QUERY;
-    const wanted = namespacesInQuery
+    const matches = namespacesInQuery
       ? `(${anyOf(query.namespaceIds.map(namespaceTerm))}) & (${anyOf(matching)})`
       : anyOf(matching);
     // Documents so found, and over more namespaces those of words held by few of many documents
@@ -730,7 +734,7 @@ export class PostgresSearchProvider implements SearchProvider {
        where m.workspace_id = ${literal(query.workspaceId)}
          and ${namespaceColumn} = any(${literalArray(query.namespaceIds)})
          ${kinds} ${only}
-         and m.tsv @@ ${literal(wanted)}::tsquery
+         and m.tsv @@ ${literal(matches)}::tsquery
          and m.recorded_at <= ${constant(query.knownAt)}
          and (m.recorded_until is null or m.recorded_until > ${constant(query.knownAt)})
          and m.valid_from <= ${constant(query.asOf)} and (m.valid_to is null or m.valid_to > ${constant(query.asOf)})
@@ -808,7 +812,7 @@ export class PostgresSearchProvider implements SearchProvider {
 
 /** Whether the lexical tables hold their rows: the sentinel's row is there. */
 async function intact(db: Database): Promise<boolean> {
-  const result = await db.execute(sql`select exists (select 1 from search.lexical_sentinel) as intact`);
+  const result = await db.execute(sql.raw(`select ${SENTINEL_PRESENT} as intact`));
   return rowsOf<{ intact: boolean }>(result)[0]?.intact === true;
 }
 
